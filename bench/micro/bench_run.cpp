@@ -1,0 +1,83 @@
+// The Run's hot paths during recording: interning, stack pushes, commits.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <random>
+
+#include "analyses/profile.hpp"
+#include "run/run_file.hpp"
+
+namespace stepscope {
+namespace {
+
+// A recording-like run: `threads` threads sampling stacks drawn from a fixed
+// set of call paths, as a training loop revisits the same code every step.
+Run make_sampled_run(size_t samples, int threads) {
+  Run run;
+  run.metadata["sample_period_ns"] = "10000000";
+  std::mt19937 rng(42);
+  std::vector<StackId> paths;
+  for (int p = 0; p < 2000; ++p) {
+    std::vector<FrameId> frames;
+    int depth = 10 + p % 30;
+    for (int d = 0; d < depth; ++d) {
+      frames.push_back(run.intern_frame("fn" + std::to_string((p * 7 + d) % 400),
+                                        "/site-packages/torch/mod" + std::to_string(d) + ".py",
+                                        d * 13 + 1));
+    }
+    paths.push_back(run.stacks.intern(frames));
+  }
+  for (size_t i = 0; i < samples; ++i) {
+    auto tid = static_cast<int64_t>(i % static_cast<size_t>(threads));
+    run.samples.push_back({static_cast<int64_t>(i) * 1000, 1, tid, paths[rng() % paths.size()],
+                           ThreadState::kRunning});
+  }
+  return run;
+}
+
+void BM_StringIntern(benchmark::State& state) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 4096; ++i) names.push_back("module.function_" + std::to_string(i));
+  StringTable table;
+  size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(table.intern(names[i++ & 4095]));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StringIntern);
+
+void BM_StackIntern(benchmark::State& state) {
+  Run run;
+  std::vector<FrameId> frames;
+  for (int d = 0; d < 40; ++d) frames.push_back(run.intern_frame("f" + std::to_string(d), "x.py", d));
+  for (auto _ : state) benchmark::DoNotOptimize(run.stacks.intern(frames));
+  state.SetItemsProcessed(state.iterations() * 40);  // frames pushed
+}
+BENCHMARK(BM_StackIntern);
+
+void BM_SaveRun(benchmark::State& state) {
+  Run run = make_sampled_run(static_cast<size_t>(state.range(0)), 8);
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-save.db";
+  for (auto _ : state) save_run(run, path.string());
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_SaveRun)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void BM_LoadRun(benchmark::State& state) {
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-load.db";
+  save_run(make_sampled_run(static_cast<size_t>(state.range(0)), 8), path.string());
+  for (auto _ : state) benchmark::DoNotOptimize(load_run(path.string()).samples.size());
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_LoadRun)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void BM_BuildProfile(benchmark::State& state) {
+  Run run = make_sampled_run(static_cast<size_t>(state.range(0)), 8);
+  for (auto _ : state) benchmark::DoNotOptimize(build_profile(run).threads.size());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_BuildProfile)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace stepscope

@@ -1,0 +1,61 @@
+// The stack profile: how much time each thread spent in each stack.
+//
+// It is what flame graphs and collapsed stacks draw. Sampled runs give it
+// directly (each sample weighs one sampling period). Runs without samples but
+// with host spans (an imported trace) give it from span nesting: each span is
+// a frame named after the span, weighted by its self time, as speedscope and
+// Perfetto do when they draw a trace as a flame graph.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+struct StackWeight {
+  StackId stack = StackTree::kRoot;
+  uint64_t count = 0;     // samples, or span occurrences
+  int64_t weight_ns = 0;  // wall time attributed to exactly this stack
+};
+
+struct ThreadProfile {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  std::vector<StackWeight> stacks;  // ordered by stack id, no duplicates
+  int64_t total_ns() const;
+};
+
+enum class ProfileSource { kSamples, kSpans, kEmpty };
+
+class Profile {
+ public:
+  ProfileSource source = ProfileSource::kEmpty;
+  std::vector<ThreadProfile> threads;  // ordered by (pid, tid)
+
+  // Frames and stacks the StackIds above refer to: the Run's own for a
+  // sampled run, tables built from span names otherwise. Names are StringIds
+  // of the Run's string table either way.
+  const FrameTable& frames() const { return owns_tables_ ? own_frames_ : *run_frames_; }
+  const StackTree& stacks() const { return owns_tables_ ? own_stacks_ : *run_stacks_; }
+
+  friend Profile build_profile(const Run& run);
+
+ private:
+  bool owns_tables_ = false;
+  const FrameTable* run_frames_ = nullptr;
+  const StackTree* run_stacks_ = nullptr;
+  FrameTable own_frames_;
+  StackTree own_stacks_;
+};
+
+// Throws InputError when the run has samples but no valid sample period.
+// The returned profile refers to `run`, which must outlive it.
+Profile build_profile(const Run& run);
+
+// Host spans are those on CPU threads; device activity (kernels, copies,
+// memsets) has its own analyses and is left out of the stack profile.
+bool is_host_span(SpanKind kind);
+
+}  // namespace stepscope

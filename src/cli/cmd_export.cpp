@@ -1,0 +1,68 @@
+// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg -o OUT
+#include <map>
+
+#include "analyses/profile.hpp"
+#include "cli/commands.hpp"
+#include "cli/input.hpp"
+#include "cli/output.hpp"
+#include "renderers/collapsed.hpp"
+#include "renderers/flamegraph_svg.hpp"
+#include "renderers/speedscope.hpp"
+
+namespace stepscope::cli {
+
+namespace {
+
+enum class ExportFormat { kCollapsed, kSpeedscope, kSvg };
+
+struct ExportOptions {
+  std::string input;
+  ExportFormat format = ExportFormat::kCollapsed;
+  std::string output = "-";
+  std::string title;
+};
+
+int run_export(const ExportOptions& options) {
+  Run run = open_run_or_trace(options.input);
+  Profile profile = build_profile(run);
+  write_output(options.output, [&](std::ostream& out) {
+    switch (options.format) {
+      case ExportFormat::kCollapsed:
+        write_collapsed(run, profile, out);
+        break;
+      case ExportFormat::kSpeedscope:
+        write_speedscope(run, profile, out);
+        break;
+      case ExportFormat::kSvg: {
+        FlamegraphOptions svg;
+        svg.title = options.title.empty() ? options.input : options.title;
+        write_flamegraph_svg(run, profile, out, svg);
+        break;
+      }
+    }
+  });
+  return 0;
+}
+
+}  // namespace
+
+Command add_export_command(CLI::App& app) {
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* cmd = app.add_subcommand("export", "Convert a run or trace to another tool's format");
+  cmd->add_option("input", options->input, "run file (RUN.db) or trace (.json, .json.gz)")
+      ->required();
+  const std::map<std::string, ExportFormat> formats = {{"collapsed", ExportFormat::kCollapsed},
+                                                       {"speedscope", ExportFormat::kSpeedscope},
+                                                       {"svg", ExportFormat::kSvg}};
+  cmd->add_option("-f,--format", options->format,
+                  "collapsed: folded stacks for flamegraph.pl/inferno; speedscope: "
+                  "speedscope.app JSON; svg: interactive flame graph")
+      ->required()
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
+      ->capture_default_str();
+  cmd->add_option("--title", options->title, "title of the SVG flame graph (default: input path)");
+  return [options] { return run_export(*options); };
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,16 @@
+// Each subcommand registers its options on the CLI11 app and returns the
+// function that runs it. main.cpp only wires them together.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace stepscope::cli {
+
+using Command = std::function<int()>;
+
+Command add_export_command(CLI::App& app);
+Command add_import_command(CLI::App& app);
+
+}  // namespace stepscope::cli

@@ -1,0 +1,40 @@
+// stepscope: record, explain and compare the performance of ML training runs.
+#include <cstdio>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace stepscope;
+  CLI::App app{"stepscope: why is my training step slow, and did my change make it faster?"};
+  app.set_version_flag("--version", fmt::format("stepscope {}", STEPSCOPE_VERSION));
+  app.require_subcommand(1);
+
+  std::map<const CLI::App*, cli::Command> commands;
+  auto add = [&](cli::Command (*register_command)(CLI::App&)) {
+    cli::Command run = register_command(app);
+    commands[app.get_subcommands({}).back()] = std::move(run);
+  };
+  add(cli::add_import_command);
+  add(cli::add_export_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (const CLI::App* sub : app.get_subcommands()) return commands.at(sub)();
+  } catch (const InputError& e) {
+    fmt::print(stderr, "stepscope: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "stepscope: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+// Human labels of the frames the stack renderers draw, shared so that
+// collapsed stacks, speedscope and flame graphs name things alike.
+//
+// Labels are raw bytes (names come from traces and processes): each
+// renderer escapes them for its format.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+// A Python frame is `function (file:line)` (DESIGN.md's collapsed-stack
+// convention), `function (file)` when the line is unknown and `function`
+// when the file is; native and marker frames are `function`. An unnamed
+// function is `<unknown>`.
+std::string frame_label(const StringTable& strings, const Frame& frame);
+
+// The labels of every frame of `frames`, indexed by FrameId.
+std::vector<std::string> frame_labels(const StringTable& strings, const FrameTable& frames);
+
+// `process PID "command"`, or `process PID` when the command is empty or
+// the run does not know the process.
+std::string process_label(const Run& run, int64_t pid);
+
+// `thread TID "name"`, or `thread TID` when the name is empty or unknown.
+std::string thread_label(const Run& run, int64_t pid, int64_t tid);
+
+}  // namespace stepscope

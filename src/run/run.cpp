@@ -1,0 +1,68 @@
+#include "run/run.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace stepscope {
+
+namespace {
+constexpr std::array<const char*, kSpanKindCount> kSpanKindNames = {
+    "other",   "step",    "data_wait",    "forward", "backward", "optimizer",
+    "user_range", "cpu_op", "runtime_call", "kernel", "memcpy",   "memset",
+};
+}  // namespace
+
+const char* span_kind_name(SpanKind kind) {
+  auto index = static_cast<size_t>(kind);
+  return index < kSpanKindNames.size() ? kSpanKindNames[index] : "other";
+}
+
+std::optional<SpanKind> span_kind_from_name(std::string_view name) {
+  for (size_t i = 0; i < kSpanKindNames.size(); ++i) {
+    if (name == kSpanKindNames[i]) return static_cast<SpanKind>(i);
+  }
+  return std::nullopt;
+}
+
+FrameId Run::intern_frame(std::string_view function, std::string_view file, int32_t line,
+                          FrameKind kind) {
+  return frames.intern({strings.intern(function), strings.intern(file), line, kind});
+}
+
+Process& Run::add_process(int64_t pid, std::string_view command, int64_t parent_pid) {
+  Process& p = processes.emplace_back();
+  p.pid = pid;
+  p.parent_pid = parent_pid;
+  p.command = strings.intern(command);
+  return p;
+}
+
+Thread& Run::add_thread(int64_t pid, int64_t tid, std::string_view name) {
+  return threads.emplace_back(Thread{pid, tid, strings.intern(name)});
+}
+
+const Process* Run::find_process(int64_t pid) const {
+  for (const Process& p : processes) {
+    if (p.pid == pid) return &p;
+  }
+  return nullptr;
+}
+
+const Thread* Run::find_thread(int64_t pid, int64_t tid) const {
+  for (const Thread& t : threads) {
+    if (t.pid == pid && t.tid == tid) return &t;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> Run::sample_period_ns() const {
+  auto found = metadata.find("sample_period_ns");
+  if (found == metadata.end()) return std::nullopt;
+  const std::string& text = found->second;
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace stepscope

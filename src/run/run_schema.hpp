@@ -1,0 +1,34 @@
+// The SQLite schema of a run file, shared by the writer and the reader.
+// Keep in step with docs/run-format.md.
+#pragma once
+
+namespace stepscope::run_schema {
+
+inline constexpr const char* kFormatName = "stepscope.run";
+
+// Ids are the Run's dense indexes.
+inline constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, parent_pid INTEGER NOT NULL,
+                       command INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL);
+CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
+                     name INTEGER NOT NULL);
+CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL,
+                    line INTEGER NOT NULL, kind INTEGER NOT NULL);
+CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
+CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
+                     tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL);
+CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+                   pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,
+                   name INTEGER NOT NULL);
+CREATE TABLE flows(id INTEGER PRIMARY KEY, from_span INTEGER NOT NULL, to_span INTEGER NOT NULL,
+                   kind INTEGER NOT NULL);
+CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid INTEGER NOT NULL,
+                            unit INTEGER NOT NULL);
+CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,
+                            value REAL NOT NULL);
+)sql";
+
+}  // namespace stepscope::run_schema

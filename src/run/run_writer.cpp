@@ -1,0 +1,126 @@
+#include "run/run_file.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "run/run_schema.hpp"
+#include "run/sqlite_db.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+
+namespace {
+
+// Inserts rows [from, rows.size()) of one append-only table; each row's id is
+// its index, so a reader can tell a gap from a complete table.
+template <typename Row, typename BindFn>
+void append_rows(SqliteDb& db, const char* sql, const std::vector<Row>& rows, size_t from,
+                 BindFn bind_columns) {
+  if (from >= rows.size()) return;
+  SqliteStatement insert(db, sql);
+  for (size_t i = from; i < rows.size(); ++i) {
+    insert.bind(1, static_cast<int64_t>(i));
+    bind_columns(insert, rows[i]);
+    insert.run();
+  }
+}
+
+int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
+
+}  // namespace
+
+RunWriter::RunWriter(const std::string& path) {
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+  std::filesystem::remove(path + "-journal", ignored);
+  db_ = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
+  db_->exec("PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;");
+  db_->exec("BEGIN");
+  db_->exec(run_schema::kSchemaSql);
+  SqliteStatement meta(*db_, "INSERT INTO meta(key, value) VALUES (?, ?)");
+  meta.bind_text(1, "format").bind_text(2, run_schema::kFormatName).run();
+  meta.bind_text(1, "schema_version").bind_text(2, std::to_string(kRunSchemaVersion)).run();
+  db_->exec("COMMIT");
+}
+
+RunWriter::~RunWriter() = default;
+
+void RunWriter::commit(const Run& run) {
+  db_->exec("BEGIN");
+  try {
+    write_new_rows(run);
+    write_mutable_rows(run);
+    db_->exec("COMMIT");
+  } catch (...) {
+    db_->exec("ROLLBACK");
+    throw;
+  }
+  written_ = {run.strings.size(),        run.frames.size(),  run.stacks.size(),
+              run.samples.size(),        run.spans.size(),   run.flows.size(),
+              run.counter_tracks.size(), run.counter_values.size()};
+}
+
+void RunWriter::write_new_rows(const Run& run) {
+  SqliteDb& db = *db_;
+  if (written_.strings < run.strings.size()) {
+    SqliteStatement insert(db, "INSERT INTO strings(id, value) VALUES (?, ?)");
+    for (size_t i = written_.strings; i < run.strings.size(); ++i) {
+      insert.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
+      insert.run();
+    }
+  }
+  append_rows(db, "INSERT INTO frames VALUES (?, ?, ?, ?, ?)", run.frames.all(), written_.frames,
+              [](SqliteStatement& s, const Frame& f) {
+                s.bind(2, as_int(f.function)).bind(3, as_int(f.file)).bind(4, int64_t{f.line});
+                s.bind(5, int64_t{static_cast<uint8_t>(f.kind)});
+              });
+  // Stack 0, the root, is implicit.
+  append_rows(db, "INSERT INTO stacks VALUES (?, ?, ?)", run.stacks.all(),
+              std::max<size_t>(written_.stacks, 1), [](SqliteStatement& s, const StackNode& n) {
+                s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
+              });
+  append_rows(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)", run.samples, written_.samples,
+              [](SqliteStatement& s, const Sample& x) {
+                s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
+                s.bind(6, int64_t{static_cast<uint8_t>(x.state)});
+              });
+  append_rows(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", run.spans, written_.spans,
+              [](SqliteStatement& s, const Span& x) {
+                s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
+                s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
+              });
+  append_rows(db, "INSERT INTO flows VALUES (?, ?, ?, ?)", run.flows, written_.flows,
+              [](SqliteStatement& s, const Flow& x) {
+                s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
+              });
+  append_rows(db, "INSERT INTO counter_tracks VALUES (?, ?, ?, ?)", run.counter_tracks,
+              written_.counter_tracks, [](SqliteStatement& s, const CounterTrack& x) {
+                s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
+              });
+  append_rows(db, "INSERT INTO counter_values VALUES (?, ?, ?, ?)", run.counter_values,
+              written_.counter_values, [](SqliteStatement& s, const CounterValue& x) {
+                s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
+              });
+}
+
+// Processes end, threads get renamed and metadata grows during a recording;
+// these small tables are rewritten whole at each commit.
+void RunWriter::write_mutable_rows(const Run& run) {
+  SqliteDb& db = *db_;
+  append_rows(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?)", run.processes, 0,
+              [](SqliteStatement& s, const Process& p) {
+                s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
+                s.bind(5, p.start_ns).bind(6, p.end_ns);
+              });
+  append_rows(db, "INSERT OR REPLACE INTO threads VALUES (?, ?, ?, ?)", run.threads, 0,
+              [](SqliteStatement& s, const Thread& t) {
+                s.bind(2, t.pid).bind(3, t.tid).bind(4, as_int(t.name));
+              });
+  SqliteStatement upsert(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)");
+  for (const auto& [key, value] : run.metadata) upsert.bind_text(1, key).bind_text(2, value).run();
+}
+
+void save_run(const Run& run, const std::string& path) { RunWriter(path).commit(run); }
+
+}  // namespace stepscope

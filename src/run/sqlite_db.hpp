@@ -1,0 +1,60 @@
+// A thin RAII layer over the SQLite C API: a connection and prepared
+// statements that throw with the file name and SQLite's own message. It keeps
+// run_file.cpp about the schema rather than about error codes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace stepscope {
+
+class SqliteDb;
+
+class SqliteStatement {
+ public:
+  SqliteStatement(SqliteDb& db, const char* sql);
+  ~SqliteStatement();
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+
+  // Binding (1-based, as in SQLite) then run() for statements that return no
+  // rows; step() returns false when there is no further row.
+  SqliteStatement& bind(int index, int64_t value);
+  SqliteStatement& bind(int index, double value);
+  SqliteStatement& bind_text(int index, std::string_view bytes);
+  void run();
+  bool step();
+
+  int64_t column_int(int index) const;
+  double column_double(int index) const;
+  std::string column_text(int index) const;  // exact bytes, NUL included
+
+ private:
+  SqliteDb& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteDb {
+ public:
+  enum class Mode { kCreate, kReadExisting };
+  SqliteDb(const std::string& path, Mode mode);
+  ~SqliteDb();
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  void exec(const char* sql);
+  const std::string& path() const { return path_; }
+  sqlite3* handle() { return db_; }
+  // Throws std::runtime_error naming the file, what was being done and SQLite's message.
+  [[noreturn]] void fail(std::string_view doing) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace stepscope

@@ -1,0 +1,224 @@
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "run/run_file.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stepscope-run-file-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+// A run with a row in every table and hostile bytes in names.
+Run make_full_run() {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "10000000";
+  run.metadata["command"] = std::string("python \"t\xff.py\"\n;<x>", 20);
+  Process& p = run.add_process(100, "python train.py", 1);
+  p.start_ns = 5;
+  p.end_ns = 900;
+  run.add_thread(100, 100, "MainThread");
+  run.add_thread(100, 101, std::string("pt_data\0worker", 14));
+  FrameId f1 = run.intern_frame("main", "/x/train.py", 3);
+  FrameId f2 = run.intern_frame("<script>alert(1)</script>", "a;b c.py", 7);
+  FrameId f3 = run.intern_frame("memcpy", "", 0, FrameKind::kNative);
+  StackId s = run.stacks.intern({f1, f2, f3});
+  run.samples.push_back({10, 100, 100, s, ThreadState::kRunning});
+  run.samples.push_back({20, 100, 101, run.stacks.node(s).parent, ThreadState::kDiskWait});
+  run.spans.push_back({10, 30, 100, 100, SpanKind::kStep, run.strings.intern("step")});
+  run.spans.push_back({12, 18, 7, 1, SpanKind::kKernel, run.strings.intern("gemm")});
+  run.flows.push_back({0, 1, run.strings.intern("ac2g")});
+  run.counter_tracks.push_back({run.strings.intern("rss"), 100, run.strings.intern("bytes")});
+  run.counter_values.push_back({0, 15, 1.5e9});
+  return run;
+}
+
+void expect_same_run(const Run& a, const Run& b) {
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (StringId i = 0; i < a.strings.size(); ++i) EXPECT_EQ(a.strings.get(i), b.strings.get(i));
+  EXPECT_EQ(a.frames.all(), b.frames.all());
+  ASSERT_EQ(a.stacks.size(), b.stacks.size());
+  for (StackId i = 0; i < a.stacks.size(); ++i) EXPECT_EQ(a.stacks.frames(i), b.stacks.frames(i));
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  for (size_t i = 0; i < a.samples.size(); ++i) {
+    EXPECT_EQ(a.samples[i].ts_ns, b.samples[i].ts_ns);
+    EXPECT_EQ(a.samples[i].tid, b.samples[i].tid);
+    EXPECT_EQ(a.samples[i].stack, b.samples[i].stack);
+    EXPECT_EQ(a.samples[i].state, b.samples[i].state);
+  }
+  ASSERT_EQ(a.spans.size(), b.spans.size());
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    EXPECT_EQ(a.spans[i].start_ns, b.spans[i].start_ns);
+    EXPECT_EQ(a.spans[i].end_ns, b.spans[i].end_ns);
+    EXPECT_EQ(a.spans[i].kind, b.spans[i].kind);
+    EXPECT_EQ(a.spans[i].name, b.spans[i].name);
+  }
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  EXPECT_EQ(a.flows[0].to, b.flows[0].to);
+  ASSERT_EQ(a.counter_values.size(), b.counter_values.size());
+  EXPECT_EQ(a.counter_values[0].value, b.counter_values[0].value);
+  EXPECT_EQ(a.counter_tracks[0].unit, b.counter_tracks[0].unit);
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  EXPECT_EQ(a.processes[0].end_ns, b.processes[0].end_ns);
+  EXPECT_EQ(a.processes[0].parent_pid, b.processes[0].parent_pid);
+  ASSERT_EQ(a.threads.size(), b.threads.size());
+  EXPECT_EQ(a.strings.get(a.threads[1].name), b.strings.get(b.threads[1].name));
+  EXPECT_EQ(a.metadata, b.metadata);
+}
+
+TEST_F(RunFileTest, RoundTripKeepsEveryTableAndEveryByte) {
+  stepscope::Run run = make_full_run();
+  save_run(run, path("run.db"));
+  expect_same_run(run, load_run(path("run.db")));
+}
+
+TEST_F(RunFileTest, IncrementalCommitsAppendAndUpdate) {
+  stepscope::Run run = make_full_run();
+  RunWriter writer(path("run.db"));
+  writer.commit(run);
+  EXPECT_EQ(load_run(path("run.db")).samples.size(), 2u);
+
+  FrameId f = run.intern_frame("later", "late.py", 1);
+  run.samples.push_back({40, 100, 100, run.stacks.intern({f}), ThreadState::kIdle});
+  run.processes[0].end_ns = 1234;
+  run.threads[0].name = run.strings.intern("renamed");
+  run.metadata["steps"] = "7";
+  writer.commit(run);
+  writer.commit(run);  // nothing new: a no-op, not a duplicate
+
+  stepscope::Run loaded = load_run(path("run.db"));
+  expect_same_run(run, loaded);
+  EXPECT_EQ(loaded.samples.size(), 3u);
+  EXPECT_EQ(loaded.processes[0].end_ns, 1234);
+  EXPECT_EQ(loaded.strings.get(loaded.threads[0].name), "renamed");
+}
+
+TEST_F(RunFileTest, EmptyRunRoundTrips) {
+  save_run(stepscope::Run{}, path("empty.db"));
+  stepscope::Run loaded = load_run(path("empty.db"));
+  EXPECT_EQ(loaded.strings.size(), 1u);
+  EXPECT_EQ(loaded.stacks.size(), 1u);
+  EXPECT_TRUE(loaded.samples.empty());
+}
+
+// A writer killed at any moment leaves a file that opens and holds whole
+// commits: each commit here adds exactly kBatch samples with new stacks.
+TEST_F(RunFileTest, WriterKilledMidWriteLeavesCommittedData) {
+  constexpr int kBatch = 500;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    std::string file = path("killed" + std::to_string(attempt) + ".db");
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      stepscope::Run run;
+      run.metadata["sample_period_ns"] = "1000";
+      RunWriter writer(file);
+      for (int commit = 0; commit < 100000; ++commit) {
+        for (int i = 0; i < kBatch; ++i) {
+          FrameId frame = run.intern_frame("f" + std::to_string(commit), "x.py", i);
+          run.samples.push_back({commit, 1, 1, run.stacks.intern({frame}), ThreadState::kRunning});
+        }
+        writer.commit(run);
+      }
+      _exit(0);
+    }
+    // Let it commit a few times, then kill it somewhere inside a commit.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 37 * attempt));
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writer finished before it was killed";
+
+    stepscope::Run loaded = load_run(file);
+    EXPECT_GT(loaded.samples.size(), 0u);
+    EXPECT_EQ(loaded.samples.size() % kBatch, 0u);
+    EXPECT_EQ(loaded.stacks.size(), loaded.samples.size() + 1);
+    EXPECT_EQ(loaded.metadata.at("sample_period_ns"), "1000");
+  }
+}
+
+TEST_F(RunFileTest, MissingFileSaysSo) {
+  try {
+    load_run(path("nope.db"));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.db: no such file"), std::string::npos) << e.what();
+  }
+}
+
+void expect_load_error(const std::string& file, const std::string& expected) {
+  try {
+    load_run(file);
+    FAIL() << "no error for " << file;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+  }
+}
+
+void run_sql(const std::string& file, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(RunFileTest, TextFileIsNotARun) {
+  std::ofstream(path("notes.txt")) << "hello, this is not a database\n";
+  expect_load_error(path("notes.txt"), "is not a stepscope run");
+}
+
+TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
+  run_sql(path("other.db"), "CREATE TABLE t(x); INSERT INTO t VALUES (1);");
+  expect_load_error(path("other.db"), "is not a stepscope run");
+}
+
+TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
+  save_run(make_full_run(), path("v99.db"));
+  run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads version 1");
+}
+
+TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
+  struct Case {
+    const char* sql;
+    const char* expected;
+  };
+  for (const Case& c : {Case{"UPDATE stacks SET parent = 99 WHERE id = 2", "table stacks row 2"},
+                        Case{"UPDATE samples SET stack = 99 WHERE id = 1", "table samples row 1"},
+                        Case{"UPDATE spans SET kind = 200 WHERE id = 0", "unknown span kind 200"},
+                        Case{"UPDATE frames SET file = 999 WHERE id = 1", "string 999 does not exist"},
+                        Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},
+                        Case{"DELETE FROM strings WHERE id = 3", "expected row id 3"}}) {
+    std::string file = path("broken.db");
+    save_run(make_full_run(), file);
+    run_sql(file, c.sql);
+    expect_load_error(file, c.expected);
+  }
+}
+
+}  // namespace
+}  // namespace stepscope
