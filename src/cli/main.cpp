@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and version exit 0; every usage error is bad input, status 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     for (const CLI::App* sub : app.get_subcommands()) return commands.at(sub)();

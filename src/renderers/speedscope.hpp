@@ -11,8 +11,8 @@
 //   format has no per-sample time, so gaps between samples are not shown.
 // * Runs with only spans give "evented" profiles: open and close events at
 //   the host spans' times, relative to the earliest host span. A span that
-//   outlives its parent is clipped to it, as the stack profile does, so the
-//   events always nest.
+//   outlives its parent stays nested under it, as in the stack profile, and
+//   the parent closes when it does, so the events always nest.
 #pragma once
 
 #include <ostream>

@@ -1,0 +1,117 @@
+#include "collectors/child_process.hpp"
+
+#include <spawn.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+extern char** environ;
+
+namespace stepscope {
+
+namespace {
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+int shell_exit_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& extra_env) {
+  if (argv.empty()) throw InputError("no command to record");
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
+
+  // The child must not inherit the recorder's blocked SIGINT/SIGTERM.
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  sigdelset(&mask, SIGINT);
+  sigdelset(&mask, SIGTERM);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawnp(&pid_, c_args[0], nullptr, &attr, c_args.data(), c_env.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    throw InputError(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
+  }
+}
+
+ChildProcess::~ChildProcess() {
+  // A recorder that fails mid-way must not leave the program running unseen.
+  if (pid_ > 0 && !status_) {
+    kill(pid_, SIGTERM);
+    wait();
+  }
+}
+
+std::optional<int> ChildProcess::poll() {
+  if (status_) return status_;
+  int wait_status = 0;
+  pid_t rc = waitpid(pid_, &wait_status, WNOHANG);
+  if (rc == pid_) status_ = shell_exit_status(wait_status);
+  return status_;
+}
+
+int ChildProcess::wait() {
+  while (!status_) {
+    int wait_status = 0;
+    pid_t rc = waitpid(pid_, &wait_status, 0);
+    if (rc == pid_) status_ = shell_exit_status(wait_status);
+    if (rc < 0 && errno != EINTR) status_ = 1;
+  }
+  return *status_;
+}
+
+SignalRelay::SignalRelay() {
+  sigset_t stops = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &stops, &previous_mask_);
+  fd_ = signalfd(-1, &stops, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+SignalRelay::~SignalRelay() {
+  if (fd_ >= 0) close(fd_);
+  pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+}
+
+SignalRelay::Received SignalRelay::poll(pid_t child) {
+  Received received;
+  signalfd_siginfo info;
+  while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    received.stop = true;
+    bool sent_by_a_process = info.ssi_code == SI_USER || info.ssi_code == SI_QUEUE;
+    if (child > 0 && sent_by_a_process) kill(child, static_cast<int>(info.ssi_signo));
+  }
+  return received;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,138 @@
+#include "collectors/process_memory.hpp"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collectors/proc_files.hpp"
+
+namespace stepscope {
+
+bool ProcessMemory::read(uint64_t addr, void* out, size_t n) const noexcept {
+  if (n == 0) return true;
+  iovec local{out, n};
+  iovec remote{reinterpret_cast<void*>(addr), n};
+  ssize_t got = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+  if (got == static_cast<ssize_t>(n)) return true;
+  if (got >= 0) errno = EFAULT;  // a partial copy: the range ends in unmapped memory
+  return false;
+}
+
+bool ProcessMemory::read_many(std::span<const Region> regions) const noexcept {
+  // Batches of 64 keep the vectors on the stack (the kernel takes up to
+  // IOV_MAX); a sample rarely needs more.
+  constexpr size_t kBatch = 64;
+  static_assert(kBatch <= IOV_MAX);
+  iovec local[kBatch];
+  iovec remote[kBatch];
+  for (size_t start = 0; start < regions.size(); start += kBatch) {
+    size_t count = std::min(kBatch, regions.size() - start);
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const Region& region = regions[start + i];
+      local[i] = {region.out, region.size};
+      remote[i] = {reinterpret_cast<void*>(region.addr), region.size};
+      total += region.size;
+    }
+    ssize_t got = ::process_vm_readv(pid_, local, count, remote, count, 0);
+    if (got != static_cast<ssize_t>(total)) {
+      if (got >= 0) errno = EFAULT;
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+constexpr int kCapSysPtrace = 19;  // linux/capability.h
+
+bool have_cap_sys_ptrace() {
+  auto status = read_proc_file("/proc/self/status");
+  if (!status) return false;
+  std::string hex(status_field(*status, "CapEff"));
+  unsigned long long caps = std::strtoull(hex.c_str(), nullptr, 16);
+  return (caps >> kCapSysPtrace) & 1;
+}
+
+// The real uid of `pid`, or -1 when unknown.
+long long owner_uid(pid_t pid) {
+  auto status = read_proc_file(fmt::format("/proc/{}/status", pid));
+  if (!status) return -1;
+  std::string uids(status_field(*status, "Uid"));
+  if (uids.empty()) return -1;
+  return std::strtoll(uids.c_str(), nullptr, 10);
+}
+
+int yama_ptrace_scope() {
+  auto text = read_proc_file("/proc/sys/kernel/yama/ptrace_scope");
+  return text ? std::atoi(text->c_str()) : -1;  // -1: no Yama
+}
+
+}  // namespace
+
+std::string explain_access_denied(pid_t pid) {
+  const bool capable = have_cap_sys_ptrace();
+  const long long target_uid = owner_uid(pid);
+  const long long our_uid = static_cast<long long>(::geteuid());
+  std::vector<std::string> causes;
+  if (target_uid >= 0 && target_uid != our_uid && !capable) {
+    causes.push_back(fmt::format(
+        "process {} belongs to uid {} and stepscope runs as uid {}: run stepscope as the same "
+        "user, or as root (sudo)",
+        pid, target_uid, our_uid));
+  }
+  switch (yama_ptrace_scope()) {
+    case 1:
+      if (!capable) {
+        causes.push_back(
+            "Yama's kernel.yama.ptrace_scope is 1, which only lets a process read its own "
+            "children: launch the program under stepscope (record -- CMD), run stepscope as "
+            "root, or allow it with 'sudo sysctl kernel.yama.ptrace_scope=0'");
+      }
+      break;
+    case 2:
+      if (!capable) {
+        causes.push_back(
+            "Yama's kernel.yama.ptrace_scope is 2 (admin only): run stepscope as root with "
+            "CAP_SYS_PTRACE, or 'sudo sysctl kernel.yama.ptrace_scope=0'");
+      }
+      break;
+    case 3:
+      causes.push_back(
+          "Yama's kernel.yama.ptrace_scope is 3, which forbids reading any other process until "
+          "reboot: set it to 0 or 1 at boot (sysctl.d) and reboot");
+      break;
+    default:
+      break;
+  }
+  if (our_uid == 0 && !capable) {
+    causes.push_back(
+        "stepscope runs as root but without CAP_SYS_PTRACE, as in a container: start the "
+        "container with 'docker run --cap-add SYS_PTRACE' (Kubernetes: securityContext."
+        "capabilities.add: [SYS_PTRACE])");
+  }
+  if (causes.empty()) {
+    causes.push_back(fmt::format(
+        "the kernel refused to let stepscope read process {}'s memory although its owner, "
+        "Yama and our capabilities allow it; the process may have made itself non-dumpable "
+        "(prctl PR_SET_DUMPABLE, setuid programs) or a security module (SELinux, AppArmor, "
+        "seccomp) forbids process_vm_readv",
+        pid));
+  }
+  std::string text = fmt::format("cannot read the memory of process {}: ", pid);
+  for (size_t i = 0; i < causes.size(); ++i) {
+    if (i > 0) text += "; also, ";
+    text += causes[i];
+  }
+  return text;
+}
+
+}  // namespace stepscope

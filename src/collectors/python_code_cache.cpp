@@ -1,0 +1,138 @@
+#include "collectors/python_code_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "collectors/python_strings.hpp"
+
+namespace stepscope::python {
+
+namespace {
+
+// Entries kept before the cache starts over: a bound on memory for targets
+// that generate code endlessly (exec, eval, lambdas in loops).
+constexpr size_t kMaxEntries = 1 << 16;
+constexpr size_t kMaxStrings = 1 << 16;
+
+}  // namespace
+
+CodeCache::CodeCache(const ProcessMemory& memory, const PythonLayout& layout, uint64_t code_type)
+    : memory_(memory), layout_(layout), code_type_(code_type) {
+  const auto& c = layout.code;
+  uint32_t begin = UINT32_MAX, end = 0;
+  auto cover = [&](uint32_t offset, uint32_t size) {
+    if (offset == kAbsent) return;
+    begin = std::min(begin, offset);
+    end = std::max(end, offset + size);
+  };
+  cover(layout.object.type, 8);
+  cover(c.filename, 8);
+  cover(c.name, 8);
+  cover(c.qualname, 8);
+  cover(c.linetable, 8);
+  cover(c.firstlineno, 4);
+  cover(c.firsttraceable, 4);
+  header_begin_ = begin;
+  header_size_ = end - begin;
+}
+
+CodeIdentity CodeCache::identity_of(const char* header) const {
+  auto field = [&](uint32_t offset, auto& value) {
+    if (offset != kAbsent) std::memcpy(&value, header + (offset - header_begin_), sizeof value);
+  };
+  CodeIdentity identity;
+  field(layout_.object.type, identity.type);
+  field(layout_.code.filename, identity.filename);
+  field(layout_.code.name, identity.name);
+  field(layout_.code.qualname, identity.qualname);
+  field(layout_.code.linetable, identity.linetable);
+  field(layout_.code.firstlineno, identity.firstlineno);
+  field(layout_.code.firsttraceable, identity.firsttraceable);
+  return identity;
+}
+
+void CodeCache::begin_sample() {
+  retired_.clear();
+  if (entries_.size() > kMaxEntries) {
+    for (auto& [address, entry] : entries_) retired_.push_back(std::move(entry));
+    entries_.clear();
+  }
+  if (strings_.size() > kMaxStrings) strings_.clear();
+}
+
+bool CodeCache::lookup(std::span<const uint64_t> addresses, std::vector<const CodeInfo*>& out,
+                       std::string& error) {
+  // One batched read of every header; duplicates (recursion) are read twice,
+  // which costs less than finding them.
+  scratch_.resize(addresses.size() * header_size_);
+  regions_.clear();
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    regions_.push_back({addresses[i] + header_begin_, scratch_.data() + i * header_size_, header_size_});
+  }
+  if (!memory_.read_many(regions_)) {
+    error = "cannot read the code objects of the stack";
+    return false;
+  }
+  out.clear();
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const CodeIdentity identity = identity_of(scratch_.data() + i * header_size_);
+    auto it = entries_.find(addresses[i]);
+    if (it != entries_.end() && it->second->identity == identity) {
+      out.push_back(it->second.get());
+      continue;
+    }
+    std::unique_ptr<CodeInfo> entry = decode(addresses[i], identity, error);
+    if (!entry) return false;
+    out.push_back(entry.get());
+    if (it != entries_.end()) {
+      retired_.push_back(std::move(it->second));  // a frame of this sample may still view it
+      it->second = std::move(entry);
+    } else {
+      entries_.emplace(addresses[i], std::move(entry));
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<CodeInfo> CodeCache::decode(uint64_t address, const CodeIdentity& identity,
+                                            std::string& error) {
+  if (code_type_ != 0 && identity.type != code_type_) {
+    error = fmt::format("the object at 0x{:x} is not a code object", address);
+    return nullptr;
+  }
+  auto entry = std::make_unique<CodeInfo>();
+  const uint64_t function = layout_.code.qualname != kAbsent ? identity.qualname : identity.name;
+  std::string table;
+  if (!read_string(function, entry->function) || !read_string(identity.filename, entry->file) ||
+      !read_python_bytes(memory_, layout_, identity.linetable, table)) {
+    error = fmt::format("cannot read the code object at 0x{:x}", address);
+    return nullptr;
+  }
+  entry->id = next_id_++;
+  entry->lines = LineTable(layout_.line_table, table, identity.firstlineno);
+  entry->first_traceable = identity.firsttraceable;
+  entry->identity = identity;
+  return entry;
+}
+
+bool CodeCache::read_string(uint64_t address, std::string& out) {
+  StrHeader header;
+  if (!read_str_header(memory_, layout_, address, header)) return false;
+  // The type, length, hash and state identify the str; the reference count
+  // before them changes all the time.
+  const uint32_t begin = layout_.object.type;
+  const uint32_t end = layout_.unicode.state + 4;
+  std::string identity = header.bytes.substr(begin, end - begin);
+  auto it = strings_.find(address);
+  if (it != strings_.end() && it->second.header == identity) {
+    out = it->second.text;  // the same str object, and strs are immutable
+    return true;
+  }
+  if (!read_str_text(memory_, layout_, address, header, out)) return false;
+  strings_[address] = CachedString{std::move(identity), out};
+  return true;
+}
+
+}  // namespace stepscope::python

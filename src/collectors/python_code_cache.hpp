@@ -1,0 +1,87 @@
+// Code objects of a target process, decoded once and revalidated on use.
+//
+// Decoding a code object (its name, file and line table) takes several
+// reads; a stack of 30 frames touches the same few dozen code objects sample
+// after sample. So decoded code objects are cached by address. An address can
+// be reused after the code object is freed (a module reloaded, a lambda
+// collected), so each use first re-reads the object's header (type, the
+// pointers to its name, file and line table, its first line) and compares it
+// with the cached copy: all the headers of one stack in one batched read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/process_memory.hpp"
+#include "collectors/python_layout.hpp"
+#include "collectors/python_line_table.hpp"
+
+namespace stepscope::python {
+
+// The fields of a code object that identify it: if they are unchanged, the
+// object at that address is the one we decoded (a reused address would hold
+// other strings and tables). Compared field by field, since the bytes between
+// them include counters that change as the code runs (co_warmup, ...).
+struct CodeIdentity {
+  uint64_t type = 0, filename = 0, name = 0, qualname = 0, linetable = 0;
+  int firstlineno = 0, firsttraceable = 0;
+  bool operator==(const CodeIdentity&) const = default;
+};
+
+struct CodeInfo {
+  uint32_t id = 0;        // unique per cache, never reused: frames keys are built from it
+  std::string function;   // co_qualname (3.11+) or co_name
+  std::string file;       // co_filename
+  LineTable lines;
+  int first_traceable = 0;    // 3.11+: code units before it belong to the frame's prologue
+  CodeIdentity identity;      // compared on each use
+};
+
+class CodeCache {
+ public:
+  // `code_type` is the address of PyCode_Type in the target, 0 if unknown;
+  // when known, objects of any other type are rejected.
+  CodeCache(const ProcessMemory& memory, const PythonLayout& layout, uint64_t code_type);
+
+  // Call at the start of each sample: frees entries that were replaced or
+  // evicted during the previous one, whose strings callers may have viewed
+  // until now.
+  void begin_sample();
+
+  // The entries for `addresses`, validated or decoded. False (with `error`)
+  // when one cannot be read or is not a code object.
+  bool lookup(std::span<const uint64_t> addresses, std::vector<const CodeInfo*>& out,
+              std::string& error);
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  CodeIdentity identity_of(const char* header) const;
+  std::unique_ptr<CodeInfo> decode(uint64_t address, const CodeIdentity& identity,
+                                   std::string& error);
+  bool read_string(uint64_t address, std::string& out);
+
+  const ProcessMemory& memory_;
+  const PythonLayout& layout_;
+  uint64_t code_type_;
+  uint32_t header_begin_ = 0;  // the span of PyCodeObject holding the identity
+  uint32_t header_size_ = 0;
+  uint32_t next_id_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<CodeInfo>> entries_;
+  std::vector<std::unique_ptr<CodeInfo>> retired_;
+  // Strings by address, with the header they were read with: names and
+  // files are shared by many code objects.
+  struct CachedString {
+    std::string header;
+    std::string text;
+  };
+  std::unordered_map<uint64_t, CachedString> strings_;
+  std::vector<char> scratch_;
+  std::vector<ProcessMemory::Region> regions_;
+};
+
+}  // namespace stepscope::python

@@ -1,0 +1,49 @@
+// Importer for Chrome trace-event JSON, the format torch.profiler (Kineto)
+// and the legacy autograd profiler write: a trace becomes a Run in memory.
+//
+// What the Run gets:
+//  * spans from "X" complete events and matched "B"/"E" pairs;
+//  * processes and threads (names from "M" process_name/thread_name events;
+//    a string pid or tid, as Kineto writes for "Spans"/"Traces", becomes a
+//    synthetic id below kSyntheticIdBase and keeps the string as its name);
+//  * counter tracks/values from "C" events, one track per (pid, name.arg);
+//  * flows from "s"/"f" pairs bound to the slices that enclose them;
+//  * metadata: the header's scalar fields, "deviceProperties" and
+//    "distributedInfo" as JSON text, "clock" = "trace", "source",
+//    "source_format" = "chrome_trace", "instant_events" (a count, instants are
+//    not kept) and "import_warnings" (one line per kind of problem tolerated).
+//
+// Timestamps are microseconds in the trace and become int64 nanoseconds,
+// converted from the decimal text (not via double) so nanosecond-resolution
+// traces keep every digit. No offset is applied: a "baseTimeNanoseconds"
+// header stays in metadata for whoever needs wall-clock time.
+//
+// Malformed input throws InputError naming the source and the event's index
+// in traceEvents (0-based) or the byte offset of a JSON syntax error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+// Synthetic ids for string pids/tids count down from here, far below any
+// real (or Kineto's -1 style sentinel) id.
+inline constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 48);
+
+// Reads `path` (gzip or plain) and imports it.
+Run import_chrome_trace(const std::string& path);
+
+// Imports JSON text already in memory; `source_name` names it in metadata
+// "source" and in error messages.
+Run import_chrome_trace_bytes(std::string_view json, const std::string& source_name);
+
+// The span kind of a trace event category (case-insensitive). `process_name`
+// is consulted only when the category is empty: legacy autograd-profiler
+// traces have no "cat" and name their pid "CPU functions"/"CUDA functions".
+SpanKind chrome_category_kind(std::string_view category, std::string_view process_name = {});
+
+}  // namespace stepscope

@@ -1,0 +1,29 @@
+# Shared helpers for integration tests: each test_*.sh sources this file.
+# CTest sets STEPSCOPE (the binary), STEPSCOPE_REPO and STEPSCOPE_SHARED.
+set -euo pipefail
+
+: "${STEPSCOPE:?run through ctest, which sets STEPSCOPE}"
+: "${STEPSCOPE_REPO:?}"
+: "${STEPSCOPE_SHARED:=$STEPSCOPE_REPO/../shared}"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-it.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_status N CMD...: runs CMD, fails unless it exits with N; its stderr
+# is left in $WORK/stderr for the caller to check.
+expect_status() {
+  local want=$1; shift
+  local got=0
+  "$@" >"$WORK/stdout" 2>"$WORK/stderr" || got=$?
+  [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want; stderr: $(cat "$WORK/stderr")"
+}
+
+expect_stderr_contains() {
+  grep -qF -- "$1" "$WORK/stderr" || fail "stderr lacks '$1': $(cat "$WORK/stderr")"
+}
+
+# The Python that checks outputs: the project's venv when set up, else the system's.
+PY=python3
+[ -x "$STEPSCOPE_REPO/.venv/bin/python" ] && PY="$STEPSCOPE_REPO/.venv/bin/python"

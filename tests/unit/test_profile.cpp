@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include "analyses/profile.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+namespace {
+
+const StackWeight* find_stack(const Profile& profile, const ThreadProfile& thread,
+                              const std::vector<std::string>& names, const stepscope::Run& run) {
+  for (const StackWeight& w : thread.stacks) {
+    std::vector<std::string> got;
+    for (FrameId f : profile.stacks().frames(w.stack)) {
+      got.push_back(run.strings.get(profile.frames().get(f).function));
+    }
+    if (got == names) return &w;
+  }
+  return nullptr;
+}
+
+TEST(Profile, SamplesWeighOnePeriodEach) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  StackId a = run.stacks.intern({run.intern_frame("main", "t.py", 1), run.intern_frame("step", "t.py", 2)});
+  StackId b = run.stacks.intern({run.intern_frame("main", "t.py", 1)});
+  for (int i = 0; i < 3; ++i) run.samples.push_back({i, 1, 10, a, ThreadState::kRunning});
+  run.samples.push_back({5, 1, 10, b, ThreadState::kRunning});
+  run.samples.push_back({6, 1, 11, b, ThreadState::kIdle});
+
+  Profile profile = build_profile(run);
+  EXPECT_EQ(profile.source, ProfileSource::kSamples);
+  ASSERT_EQ(profile.threads.size(), 2u);
+  EXPECT_EQ(profile.threads[0].tid, 10);
+  EXPECT_EQ(profile.threads[0].total_ns(), 4000);
+  const StackWeight* step = find_stack(profile, profile.threads[0], {"main", "step"}, run);
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->count, 3u);
+  EXPECT_EQ(step->weight_ns, 3000);
+  EXPECT_EQ(profile.threads[1].total_ns(), 1000);
+}
+
+TEST(Profile, SamplesWithoutPeriodAreAnError) {
+  stepscope::Run run;
+  run.samples.push_back({0, 1, 1, StackTree::kRoot, ThreadState::kRunning});
+  EXPECT_THROW(build_profile(run), InputError);
+}
+
+// step [0,100) contains forward [10,40) which contains matmul [20,30), and
+// backward [50,90); self times: step 30, forward 20, matmul 10, backward 40.
+TEST(Profile, SpansNestIntoStacksWeightedBySelfTime) {
+  stepscope::Run run;
+  auto span = [&](int64_t start, int64_t end, const char* name, SpanKind kind = SpanKind::kUserRange) {
+    run.spans.push_back({start, end, 1, 7, kind, run.strings.intern(name)});
+  };
+  span(10, 40, "forward");  // out of order on purpose: the analysis sorts
+  span(0, 100, "step");
+  span(20, 30, "matmul", SpanKind::kCpuOp);
+  span(50, 90, "backward");
+  span(20, 25, "gemm_kernel", SpanKind::kKernel);  // device work: not a host frame
+
+  Profile profile = build_profile(run);
+  EXPECT_EQ(profile.source, ProfileSource::kSpans);
+  ASSERT_EQ(profile.threads.size(), 1u);
+  const ThreadProfile& t = profile.threads[0];
+  EXPECT_EQ(t.total_ns(), 100);
+  EXPECT_EQ(find_stack(profile, t, {"step"}, run)->weight_ns, 30);
+  EXPECT_EQ(find_stack(profile, t, {"step", "forward"}, run)->weight_ns, 20);
+  EXPECT_EQ(find_stack(profile, t, {"step", "forward", "matmul"}, run)->weight_ns, 10);
+  EXPECT_EQ(find_stack(profile, t, {"step", "backward"}, run)->weight_ns, 40);
+  EXPECT_EQ(find_stack(profile, t, {"step", "forward", "gemm_kernel"}, run), nullptr);
+}
+
+TEST(Profile, PartlyOverlappingSpanIsClippedToItsParent) {
+  stepscope::Run run;
+  run.spans.push_back({0, 10, 1, 1, SpanKind::kCpuOp, run.strings.intern("a")});
+  run.spans.push_back({5, 15, 1, 1, SpanKind::kCpuOp, run.strings.intern("b")});
+  Profile profile = build_profile(run);
+  const ThreadProfile& t = profile.threads[0];
+  EXPECT_EQ(find_stack(profile, t, {"a"}, run)->weight_ns, 5);
+  EXPECT_EQ(find_stack(profile, t, {"a", "b"}, run)->weight_ns, 10);
+}
+
+TEST(Profile, EmptyRunGivesEmptyProfile) {
+  stepscope::Run run;
+  Profile profile = build_profile(run);
+  EXPECT_EQ(profile.source, ProfileSource::kEmpty);
+  EXPECT_TRUE(profile.threads.empty());
+}
+
+}  // namespace
+}  // namespace stepscope
