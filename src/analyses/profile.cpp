@@ -33,9 +33,12 @@ void add_weight(StackWeights& weights, StackId stack, int64_t ns) {
   w.weight_ns += ns;
 }
 
-std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns) {
+std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, bool include_idle) {
   std::map<ThreadKey, StackWeights> by_thread;
-  for (const Sample& s : run.samples) add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
+  for (const Sample& s : run.samples) {
+    if (s.state == ThreadState::kIdle && !include_idle) continue;
+    add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
+  }
   return to_thread_profiles(std::move(by_thread));
 }
 
@@ -94,7 +97,12 @@ int64_t ThreadProfile::total_ns() const {
   return total;
 }
 
-Profile build_profile(const Run& run) {
+bool run_wants_idle(const Run& run) {
+  auto found = run.metadata.find("profile_idle");
+  return found != run.metadata.end() && found->second == "1";
+}
+
+Profile build_profile(const Run& run, const ProfileOptions& options) {
   Profile profile;
   if (!run.samples.empty()) {
     auto period = run.sample_period_ns();
@@ -104,7 +112,7 @@ Profile build_profile(const Run& run) {
     profile.source = ProfileSource::kSamples;
     profile.run_frames_ = &run.frames;
     profile.run_stacks_ = &run.stacks;
-    profile.threads = profile_samples(run, *period);
+    profile.threads = profile_samples(run, *period, options.include_idle);
     return profile;
   }
   profile.owns_tables_ = true;

@@ -27,6 +27,13 @@ struct ThreadProfile {
   int64_t total_ns() const;
 };
 
+struct ProfileOptions {
+  // Samples of idle (sleeping) threads show where a program waits, which a
+  // wall-clock view wants and a CPU profile does not. Threads in disk wait
+  // count as busy either way: I/O-bound work is work.
+  bool include_idle = false;
+};
+
 enum class ProfileSource { kSamples, kSpans, kEmpty };
 
 class Profile {
@@ -40,7 +47,7 @@ class Profile {
   const FrameTable& frames() const { return owns_tables_ ? own_frames_ : *run_frames_; }
   const StackTree& stacks() const { return owns_tables_ ? own_stacks_ : *run_stacks_; }
 
-  friend Profile build_profile(const Run& run);
+  friend Profile build_profile(const Run& run, const ProfileOptions& options);
 
  private:
   bool owns_tables_ = false;
@@ -50,9 +57,12 @@ class Profile {
   StackTree own_stacks_;
 };
 
+// Whether a run asks for idle samples in its profile (`record --idle`).
+bool run_wants_idle(const Run& run);
+
 // Throws InputError when the run has samples but no valid sample period.
 // The returned profile refers to `run`, which must outlive it.
-Profile build_profile(const Run& run);
+Profile build_profile(const Run& run, const ProfileOptions& options = {});
 
 // Host spans are those on CPU threads; device activity (kernels, copies,
 // memsets) has its own analyses and is left out of the stack profile.

@@ -20,11 +20,12 @@ struct ExportOptions {
   ExportFormat format = ExportFormat::kCollapsed;
   std::string output = "-";
   std::string title;
+  bool idle = false;
 };
 
 int run_export(const ExportOptions& options) {
   Run run = open_run_or_trace(options.input);
-  Profile profile = build_profile(run);
+  Profile profile = build_profile(run, {.include_idle = options.idle || run_wants_idle(run)});
   write_output(options.output, [&](std::ostream& out) {
     switch (options.format) {
       case ExportFormat::kCollapsed:
@@ -62,6 +63,8 @@ Command add_export_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
       ->capture_default_str();
   cmd->add_option("--title", options->title, "title of the SVG flame graph (default: input path)");
+  cmd->add_flag("--idle", options->idle,
+                "include samples of idle threads (default: only when recorded with --idle)");
   return [options] { return run_export(*options); };
 }
 

@@ -29,27 +29,55 @@ std::vector<int64_t> list_task_ids(pid_t pid) {
   return tids;
 }
 
-// The fields after "(comm) " of a stat file: state is field 0, ppid field 1.
-std::optional<std::string_view> fields_after_comm(const std::string& stat) {
+// The fields after "(comm) ", split on spaces: state is field 0 (the
+// third field of the file), ppid field 1, starttime field 19, exit_code 49.
+std::vector<std::string_view> fields_after_comm(const std::string& stat) {
+  std::vector<std::string_view> fields;
   size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return std::nullopt;
-  return std::string_view(stat).substr(close + 2);
+  if (close == std::string::npos) return fields;
+  std::string_view rest = std::string_view(stat).substr(close + 1);
+  while (!rest.empty()) {
+    size_t start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    size_t end = rest.find_first_of(" \n");
+    fields.push_back(rest.substr(0, end));
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  }
+  return fields;
+}
+
+template <typename T>
+bool parse_number(std::string_view text, T& value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
 }
 
 }  // namespace
 
-std::optional<char> parse_stat_state(const std::string& stat) {
-  auto fields = fields_after_comm(stat);
-  if (!fields || fields->empty()) return std::nullopt;
-  return fields->front();
+std::optional<ProcStat> parse_proc_stat(const std::string& stat) {
+  std::vector<std::string_view> fields = fields_after_comm(stat);
+  ProcStat out;
+  if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
+  out.state = fields[0][0];
+  if (!parse_number(fields[1], out.parent_pid) || !parse_number(fields[19], out.start_ticks)) {
+    return std::nullopt;
+  }
+  // exit_code appeared in Linux 3.5; older kernels simply do not tell.
+  if (fields.size() > 49 && !parse_number(fields[49], out.exit_code)) out.exit_code = -1;
+  return out;
+}
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  auto stat = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  return stat ? parse_proc_stat(*stat) : std::nullopt;
 }
 
 std::vector<ProcThread> read_proc_threads(pid_t pid) {
   std::vector<ProcThread> threads;
   for (int64_t tid : list_task_ids(pid)) {
-    auto stat = read_proc_file(task_path(pid, tid, "stat"));
+    auto state = read_thread_state(pid, static_cast<pid_t>(tid));
     auto comm = read_proc_file(task_path(pid, tid, "comm"));
-    auto state = stat ? parse_stat_state(*stat) : std::nullopt;
     if (!state || !comm) continue;  // exited while we looked
     if (!comm->empty() && comm->back() == '\n') comm->pop_back();
     threads.push_back({tid, std::move(*comm), *state});
@@ -58,8 +86,11 @@ std::vector<ProcThread> read_proc_threads(pid_t pid) {
 }
 
 std::optional<char> read_thread_state(pid_t pid, pid_t tid) {
+  // Only the state is needed, and it sits right after the command name.
   auto stat = read_proc_file(task_path(pid, tid, "stat"));
-  return stat ? parse_stat_state(*stat) : std::nullopt;
+  size_t close = stat ? stat->rfind(')') : std::string::npos;
+  if (close == std::string::npos || close + 2 >= stat->size()) return std::nullopt;
+  return (*stat)[close + 2];
 }
 
 ThreadState thread_state_from_letter(char state) {
@@ -86,17 +117,6 @@ std::optional<std::string> read_command_line(pid_t pid) {
   if (!comm) return std::nullopt;
   if (!comm->empty() && comm->back() == '\n') comm->pop_back();
   return "[" + *comm + "]";
-}
-
-std::optional<pid_t> read_parent_pid(pid_t pid) {
-  auto stat = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
-  auto fields = stat ? fields_after_comm(*stat) : std::nullopt;
-  if (!fields || fields->size() < 3) return std::nullopt;
-  std::string_view rest = fields->substr(2);  // skip "S "
-  pid_t ppid = 0;
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), ppid);
-  if (ec != std::errc()) return std::nullopt;
-  return ppid;
 }
 
 }  // namespace stepscope

@@ -34,12 +34,19 @@ ThreadState thread_state_from_letter(char state);
 // brackets for kernel threads and processes without one; nullopt when gone.
 std::optional<std::string> read_command_line(pid_t pid);
 
-// The parent pid from /proc/PID/stat, or nullopt when gone.
-std::optional<pid_t> read_parent_pid(pid_t pid);
+// What /proc/PID/stat says about a process that the recorder needs.
+struct ProcStat {
+  char state = '?';
+  pid_t parent_pid = 0;
+  uint64_t start_ticks = 0;  // since boot: with the pid, identifies a process
+  int exit_code = -1;        // the raw wait status, valid once the state is Z
+};
 
-// The state letter within the text of a /proc stat file. The command name
-// in parentheses may itself contain spaces and parentheses, so the state is
-// found after the last ')'.
-std::optional<char> parse_stat_state(const std::string& stat);
+// Nullopt when the process is gone (or reaped).
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+// Parses the text of a stat file. The command name in parentheses may itself
+// contain spaces and parentheses, so fields are counted after the last ')'.
+std::optional<ProcStat> parse_proc_stat(const std::string& stat);
 
 }  // namespace stepscope

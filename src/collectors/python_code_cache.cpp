@@ -64,36 +64,48 @@ void CodeCache::begin_sample() {
 
 bool CodeCache::lookup(std::span<const uint64_t> addresses, std::vector<const CodeInfo*>& out,
                        std::string& error) {
-  // One batched read of every header; duplicates (recursion) are read twice,
-  // which costs less than finding them.
-  scratch_.resize(addresses.size() * header_size_);
+  // Each distinct code object once (recursion repeats them): every region
+  // costs the kernel a page lookup.
+  unique_.assign(addresses.begin(), addresses.end());
+  std::sort(unique_.begin(), unique_.end());
+  unique_.erase(std::unique(unique_.begin(), unique_.end()), unique_.end());
+  scratch_.resize(unique_.size() * header_size_);
   regions_.clear();
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    regions_.push_back({addresses[i] + header_begin_, scratch_.data() + i * header_size_, header_size_});
+  for (size_t i = 0; i < unique_.size(); ++i) {
+    regions_.push_back({unique_[i] + header_begin_, scratch_.data() + i * header_size_, header_size_});
   }
   if (!memory_.read_many(regions_)) {
     error = "cannot read the code objects of the stack";
     return false;
   }
+  resolved_.clear();
+  for (size_t i = 0; i < unique_.size(); ++i) {
+    const CodeInfo* info = validate(unique_[i], identity_of(scratch_.data() + i * header_size_), error);
+    if (info == nullptr) return false;
+    resolved_.push_back(info);
+  }
   out.clear();
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    const CodeIdentity identity = identity_of(scratch_.data() + i * header_size_);
-    auto it = entries_.find(addresses[i]);
-    if (it != entries_.end() && it->second->identity == identity) {
-      out.push_back(it->second.get());
-      continue;
-    }
-    std::unique_ptr<CodeInfo> entry = decode(addresses[i], identity, error);
-    if (!entry) return false;
-    out.push_back(entry.get());
-    if (it != entries_.end()) {
-      retired_.push_back(std::move(it->second));  // a frame of this sample may still view it
-      it->second = std::move(entry);
-    } else {
-      entries_.emplace(addresses[i], std::move(entry));
-    }
+  for (uint64_t address : addresses) {
+    size_t index = std::lower_bound(unique_.begin(), unique_.end(), address) - unique_.begin();
+    out.push_back(resolved_[index]);
   }
   return true;
+}
+
+const CodeInfo* CodeCache::validate(uint64_t address, const CodeIdentity& identity,
+                                    std::string& error) {
+  auto it = entries_.find(address);
+  if (it != entries_.end() && it->second->identity == identity) return it->second.get();
+  std::unique_ptr<CodeInfo> entry = decode(address, identity, error);
+  if (!entry) return nullptr;
+  const CodeInfo* info = entry.get();
+  if (it != entries_.end()) {
+    retired_.push_back(std::move(it->second));  // a frame of this sample may still view it
+    it->second = std::move(entry);
+  } else {
+    entries_.emplace(address, std::move(entry));
+  }
+  return info;
 }
 
 std::unique_ptr<CodeInfo> CodeCache::decode(uint64_t address, const CodeIdentity& identity,

@@ -61,6 +61,7 @@ class CodeCache {
 
  private:
   CodeIdentity identity_of(const char* header) const;
+  const CodeInfo* validate(uint64_t address, const CodeIdentity& identity, std::string& error);
   std::unique_ptr<CodeInfo> decode(uint64_t address, const CodeIdentity& identity,
                                    std::string& error);
   bool read_string(uint64_t address, std::string& out);
@@ -80,6 +81,8 @@ class CodeCache {
     std::string text;
   };
   std::unordered_map<uint64_t, CachedString> strings_;
+  std::vector<uint64_t> unique_;  // per-lookup buffers, reused
+  std::vector<const CodeInfo*> resolved_;
   std::vector<char> scratch_;
   std::vector<ProcessMemory::Region> regions_;
 };

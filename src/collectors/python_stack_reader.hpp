@@ -69,8 +69,8 @@ class StackReader {
   bool read_thread(uint64_t tstate, uint64_t interp, const Gil& gil, PythonThreadStack& out,
                    uint64_t& next, std::string& error);
   bool collect_frame_objects(uint64_t frame, std::string& error);
-  bool collect_interpreter_frames(uint64_t frame, uint64_t chunk, std::string& error);
-  const char* interpreter_frame_bytes(uint64_t frame, uint64_t chunk);
+  bool collect_interpreter_frames(uint64_t frame, std::string& error);
+  const char* interpreter_frame_bytes(uint64_t frame);
   bool resolve_frames(std::vector<PythonFrame>& out, std::string& error);
   int line_of(const RawFrame& raw, const python::CodeInfo& code) const;
   bool incomplete(const RawFrame& raw, const python::CodeInfo& code) const;
@@ -84,7 +84,9 @@ class StackReader {
   // Buffers reused from sample to sample.
   std::vector<char> thread_buffer_;
   std::vector<char> frame_buffer_;
-  std::vector<char> chunk_buffer_;
+  std::vector<char> chunk_buffer_;  // [chunk_base_, chunk_base_ + size) of the current thread
+  uint64_t chunk_base_ = 0;
+  bool chunk_tried_ = false;
   std::vector<RawFrame> raw_frames_;
   std::vector<uint64_t> code_addresses_;
   std::vector<const CodeInfo*> code_infos_;

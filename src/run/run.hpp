@@ -26,7 +26,8 @@ struct Process {
   int64_t parent_pid = 0;  // 0 when unknown or outside the recorded tree
   StringId command = StringTable::kEmpty;
   int64_t start_ns = 0;
-  int64_t end_ns = 0;  // 0 while running
+  int64_t end_ns = 0;        // 0 while running
+  int32_t exit_status = -1;  // as a shell reports it (128 + signal); -1 unknown
 };
 
 struct Thread {
@@ -49,6 +50,7 @@ struct Sample {
   int64_t tid = 0;
   StackId stack = StackTree::kRoot;
   ThreadState state = ThreadState::kUnknown;
+  bool holds_gil = false;  // false also when the interpreter does not tell
 };
 
 // Spans are intervals on a track. Host spans live on (pid, tid); device

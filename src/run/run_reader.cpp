@@ -106,11 +106,12 @@ class RunReader {
   }
 
   void read_processes_and_threads(Run& run) {
-    for_each_row("processes", "SELECT id, pid, parent_pid, command, start_ns, end_ns FROM processes ORDER BY id", 0,
+    for_each_row("processes", "SELECT id, pid, parent_pid, command, start_ns, end_ns, exit_status FROM processes ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    run.processes.push_back({s.column_int(1), s.column_int(2),
                                             string_ref(run, "processes", id, s.column_int(3)),
-                                            s.column_int(4), s.column_int(5)});
+                                            s.column_int(4), s.column_int(5),
+                                            static_cast<int32_t>(s.column_int(6))});
                  });
     for_each_row("threads", "SELECT id, pid, tid, name FROM threads ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
@@ -144,7 +145,7 @@ class RunReader {
   }
 
   void read_samples(Run& run) {
-    for_each_row("samples", "SELECT id, ts_ns, pid, tid, stack, state FROM samples ORDER BY id", 0,
+    for_each_row("samples", "SELECT id, ts_ns, pid, tid, stack, state, gil FROM samples ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t stack = s.column_int(4), state = s.column_int(5);
                    if (stack < 0 || static_cast<size_t>(stack) >= run.stacks.size()) {
@@ -154,7 +155,8 @@ class RunReader {
                      bad_row("samples", id, fmt::format("unknown thread state {}", state));
                    }
                    run.samples.push_back({s.column_int(1), s.column_int(2), s.column_int(3),
-                                          static_cast<StackId>(stack), static_cast<ThreadState>(state)});
+                                          static_cast<StackId>(stack), static_cast<ThreadState>(state),
+                                          s.column_int(6) != 0});
                  });
   }
 

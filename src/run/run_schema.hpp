@@ -12,14 +12,16 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, parent_pid INTEGER NOT NULL,
-                       command INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL);
+                       command INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+                       exit_status INTEGER NOT NULL);
 CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
                      name INTEGER NOT NULL);
 CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL,
                     line INTEGER NOT NULL, kind INTEGER NOT NULL);
 CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
 CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
-                     tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL);
+                     tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL,
+                     gil INTEGER NOT NULL);
 CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
                    pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,
                    name INTEGER NOT NULL);

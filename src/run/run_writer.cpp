@@ -80,10 +80,10 @@ void RunWriter::write_new_rows(const Run& run) {
               std::max<size_t>(written_.stacks, 1), [](SqliteStatement& s, const StackNode& n) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
-  append_rows(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?)", run.samples, written_.samples,
-              [](SqliteStatement& s, const Sample& x) {
+  append_rows(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", run.samples,
+              written_.samples, [](SqliteStatement& s, const Sample& x) {
                 s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
-                s.bind(6, int64_t{static_cast<uint8_t>(x.state)});
+                s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
               });
   append_rows(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", run.spans, written_.spans,
               [](SqliteStatement& s, const Span& x) {
@@ -108,10 +108,10 @@ void RunWriter::write_new_rows(const Run& run) {
 // these small tables are rewritten whole at each commit.
 void RunWriter::write_mutable_rows(const Run& run) {
   SqliteDb& db = *db_;
-  append_rows(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?)", run.processes, 0,
-              [](SqliteStatement& s, const Process& p) {
+  append_rows(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)", run.processes,
+              0, [](SqliteStatement& s, const Process& p) {
                 s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
-                s.bind(5, p.start_ns).bind(6, p.end_ns);
+                s.bind(5, p.start_ns).bind(6, p.end_ns).bind(7, int64_t{p.exit_status});
               });
   append_rows(db, "INSERT OR REPLACE INTO threads VALUES (?, ?, ?, ?)", run.threads, 0,
               [](SqliteStatement& s, const Thread& t) {

@@ -25,7 +25,7 @@ TEST(Profile, SamplesWeighOnePeriodEach) {
   StackId b = run.stacks.intern({run.intern_frame("main", "t.py", 1)});
   for (int i = 0; i < 3; ++i) run.samples.push_back({i, 1, 10, a, ThreadState::kRunning});
   run.samples.push_back({5, 1, 10, b, ThreadState::kRunning});
-  run.samples.push_back({6, 1, 11, b, ThreadState::kIdle});
+  run.samples.push_back({6, 1, 11, b, ThreadState::kUnknown});
 
   Profile profile = build_profile(run);
   EXPECT_EQ(profile.source, ProfileSource::kSamples);
@@ -37,6 +37,20 @@ TEST(Profile, SamplesWeighOnePeriodEach) {
   EXPECT_EQ(step->count, 3u);
   EXPECT_EQ(step->weight_ns, 3000);
   EXPECT_EQ(profile.threads[1].total_ns(), 1000);
+}
+
+TEST(Profile, IdleSamplesOnlyWhenAsked) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  StackId wait = run.stacks.intern({run.intern_frame("wait", "threading.py", 300)});
+  run.samples.push_back({0, 1, 1, wait, ThreadState::kIdle});
+  run.samples.push_back({1, 1, 1, wait, ThreadState::kDiskWait});
+  run.samples.push_back({2, 1, 1, wait, ThreadState::kRunning});
+  EXPECT_EQ(build_profile(run).threads[0].total_ns(), 2000);
+  EXPECT_EQ(build_profile(run, {.include_idle = true}).threads[0].total_ns(), 3000);
+  EXPECT_FALSE(run_wants_idle(run));
+  run.metadata["profile_idle"] = "1";
+  EXPECT_TRUE(run_wants_idle(run));
 }
 
 TEST(Profile, SamplesWithoutPeriodAreAnError) {

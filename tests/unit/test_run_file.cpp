@@ -40,13 +40,14 @@ Run make_full_run() {
   Process& p = run.add_process(100, "python train.py", 1);
   p.start_ns = 5;
   p.end_ns = 900;
+  p.exit_status = 137;
   run.add_thread(100, 100, "MainThread");
   run.add_thread(100, 101, std::string("pt_data\0worker", 14));
   FrameId f1 = run.intern_frame("main", "/x/train.py", 3);
   FrameId f2 = run.intern_frame("<script>alert(1)</script>", "a;b c.py", 7);
   FrameId f3 = run.intern_frame("memcpy", "", 0, FrameKind::kNative);
   StackId s = run.stacks.intern({f1, f2, f3});
-  run.samples.push_back({10, 100, 100, s, ThreadState::kRunning});
+  run.samples.push_back({10, 100, 100, s, ThreadState::kRunning, true});
   run.samples.push_back({20, 100, 101, run.stacks.node(s).parent, ThreadState::kDiskWait});
   run.spans.push_back({10, 30, 100, 100, SpanKind::kStep, run.strings.intern("step")});
   run.spans.push_back({12, 18, 7, 1, SpanKind::kKernel, run.strings.intern("gemm")});
@@ -68,6 +69,7 @@ void expect_same_run(const Run& a, const Run& b) {
     EXPECT_EQ(a.samples[i].tid, b.samples[i].tid);
     EXPECT_EQ(a.samples[i].stack, b.samples[i].stack);
     EXPECT_EQ(a.samples[i].state, b.samples[i].state);
+    EXPECT_EQ(a.samples[i].holds_gil, b.samples[i].holds_gil);
   }
   ASSERT_EQ(a.spans.size(), b.spans.size());
   for (size_t i = 0; i < a.spans.size(); ++i) {
@@ -84,6 +86,7 @@ void expect_same_run(const Run& a, const Run& b) {
   ASSERT_EQ(a.processes.size(), b.processes.size());
   EXPECT_EQ(a.processes[0].end_ns, b.processes[0].end_ns);
   EXPECT_EQ(a.processes[0].parent_pid, b.processes[0].parent_pid);
+  EXPECT_EQ(a.processes[0].exit_status, b.processes[0].exit_status);
   ASSERT_EQ(a.threads.size(), b.threads.size());
   EXPECT_EQ(a.strings.get(a.threads[1].name), b.strings.get(b.threads[1].name));
   EXPECT_EQ(a.metadata, b.metadata);

@@ -1,0 +1,99 @@
+// The sampler's small pieces: versions, maps, memory reads, the process tree.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include <cerrno>
+#include <string>
+
+#include "collectors/memory_maps.hpp"
+#include "collectors/process_memory.hpp"
+#include "collectors/process_tree.hpp"
+#include "collectors/python_version.hpp"
+
+namespace stepscope {
+namespace {
+
+using python::version_from_file_name;
+using python::version_from_hex;
+using python::version_from_rodata;
+
+TEST(PythonVersion, FromHex) {
+  EXPECT_EQ(version_from_hex(0x030b07f0).text, "3.11.7");
+  EXPECT_EQ(version_from_hex(0x030d00c1).text, "3.13.0rc1");
+  EXPECT_EQ(version_from_hex(0x030e00a3).text, "3.14.0a3");
+  EXPECT_EQ(version_from_hex(0x030b07f0).minor, 11);
+}
+
+TEST(PythonVersion, FromFileName) {
+  EXPECT_EQ(version_from_file_name("/usr/lib/libpython3.9.so.1.0")->text, "3.9");
+  EXPECT_EQ(version_from_file_name("/usr/bin/python3.11")->minor, 11);
+  EXPECT_EQ(version_from_file_name("/opt/lib/libpython3.10d.so")->minor, 10);
+  EXPECT_FALSE(version_from_file_name("/usr/bin/python3"));
+  EXPECT_FALSE(version_from_file_name("/usr/bin/sleep"));
+}
+
+TEST(PythonVersion, FromRodata) {
+  using namespace std::string_literals;
+  std::string rodata = "\0%s\0/tmp/Python-3.9.18\0/usr/lib/3.9.x\0"s;
+  EXPECT_EQ(version_from_rodata(rodata, 3, 9)->text, "3.9.18");
+  EXPECT_EQ(version_from_rodata("x\0" "3.13.0rc1\0"s, 3, 13)->text, "3.13.0rc1");
+  EXPECT_FALSE(version_from_rodata("13.9.1\0"s, 3, 9));
+  EXPECT_FALSE(version_from_rodata("3.9.1"s, 3, 9)) << "not NUL-terminated";
+}
+
+TEST(MemoryMaps, ParsesPathsWithSpacesAndSpecialMappings) {
+  auto maps = parse_memory_maps(
+      "00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/python 3 (deleted)\n"
+      "7ffd1000-7ffd2000 rw-p 00000000 00:00 0                          [stack]\n"
+      "7f000000-7f001000 rw-p 00000000 00:00 0 \n"
+      "garbage\n");
+  ASSERT_EQ(maps.size(), 3u);
+  EXPECT_EQ(maps[0].path, "/usr/bin/python 3 (deleted)");
+  EXPECT_TRUE(maps[0].executable);
+  EXPECT_EQ(maps[0].start, 0x400000u);
+  EXPECT_EQ(maps[1].path, "[stack]");
+  EXPECT_EQ(maps[2].path, "");
+}
+
+TEST(ProcessMemory, ReadsAndRefusesUnmappedRanges) {
+  ProcessMemory memory(::getpid());
+  uint64_t value = 0x1122334455667788, copy = 0;
+  ASSERT_TRUE(memory.read_value(reinterpret_cast<uint64_t>(&value), copy));
+  EXPECT_EQ(copy, value);
+  EXPECT_FALSE(memory.read(0x10, &copy, sizeof copy));
+  EXPECT_EQ(errno, EFAULT);
+  uint64_t a = 1, b = 2, out[2] = {};
+  ProcessMemory::Region regions[] = {{reinterpret_cast<uint64_t>(&a), &out[0], 8},
+                                     {reinterpret_cast<uint64_t>(&b), &out[1], 8}};
+  ASSERT_TRUE(memory.read_many(regions));
+  EXPECT_EQ(out[1], 2u);
+  regions[1].addr = 0x10;
+  EXPECT_FALSE(memory.read_many(regions));
+}
+
+TEST(ProcessMemory, ExplainsRefusalWithAFix) {
+  std::string text = explain_access_denied(1);
+  EXPECT_NE(text.find("process 1"), std::string::npos) << text;
+}
+
+TEST(ProcessTree, StartsAtTheRootAndFindsChildren) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  std::vector<pid_t> tree = process_tree(::getpid());
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree[0], ::getpid());
+  EXPECT_NE(std::find(tree.begin(), tree.end(), child), tree.end());
+  EXPECT_TRUE(process_tree(-5).empty());
+}
+
+}  // namespace
+}  // namespace stepscope
