@@ -2,14 +2,13 @@
 // thread of every Python process in the tree under PID. The first thing to
 // run on a hung training job (NCCL or DataLoader hangs).
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "collectors/proc_files.hpp"
+#include "collectors/proc_threads.hpp"
 #include "collectors/process_tree.hpp"
 #include "collectors/python_process.hpp"
 #include "renderers/escape.hpp"
@@ -44,33 +43,18 @@ struct ProcessDump {
   std::vector<ThreadDump> threads;
 };
 
-std::string command_line(pid_t pid) {
-  std::string text = read_proc_file(fmt::format("/proc/{}/cmdline", pid)).value_or("");
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  for (char& c : text) c = c == '\0' ? ' ' : c;
-  if (text.empty()) {  // kernel threads and zombies have no command line
-    text = read_proc_file(fmt::format("/proc/{}/comm", pid)).value_or("?");
-    while (!text.empty() && text.back() == '\n') text.pop_back();
-    text = "[" + text + "]";
+// The thread's scheduler state as the recorder classifies it: running (R),
+// disk wait (D: stuck in the kernel, often on I/O, worth seeing in a hang)
+// or idle (S, T, ...: waiting).
+std::string state_name(char letter) {
+  switch (thread_state_from_letter(letter)) {
+    case ThreadState::kRunning:
+      return "running";
+    case ThreadState::kDiskWait:
+      return "disk wait";
+    default:
+      return "idle";
   }
-  return text;
-}
-
-// Running or idle, from the state letter of /proc/PID/task/TID/stat: R is
-// on a CPU or ready for one; S, D, T... wait. The letter follows the ")"
-// that closes the command name, which may itself contain ")".
-std::string thread_state(pid_t pid, int64_t tid) {
-  auto stat = read_proc_file(fmt::format("/proc/{}/task/{}/stat", pid, tid));
-  if (!stat) return "unknown";
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos || close + 2 >= stat->size()) return "unknown";
-  return (*stat)[close + 2] == 'R' ? "running" : "idle";
-}
-
-std::string thread_name(pid_t pid, int64_t tid) {
-  std::string name = read_proc_file(fmt::format("/proc/{}/task/{}/comm", pid, tid)).value_or("");
-  while (!name.empty() && name.back() == '\n') name.pop_back();
-  return name;
 }
 
 void sample_threads(PythonProcess& process, ProcessDump& dump) {
@@ -81,13 +65,14 @@ void sample_threads(PythonProcess& process, ProcessDump& dump) {
     dump.problem = fmt::format("cannot read its stacks: {}", process.last_error());
     return;
   }
+  std::vector<ProcThread> proc_threads = read_proc_threads(dump.pid);
   for (PythonThreadStack& stack : stacks) {
     ThreadDump thread;
-    if (stack.native_tid > 0) {
-      thread.name = thread_name(dump.pid, stack.native_tid);
-      thread.state = thread_state(dump.pid, stack.native_tid);
-    } else {
-      thread.state = "unknown";
+    thread.state = "unknown";
+    for (const ProcThread& proc : proc_threads) {
+      if (proc.tid != stack.native_tid) continue;
+      thread.name = proc.name;
+      thread.state = state_name(proc.state);
     }
     for (const PythonFrame& frame : stack.frames) {
       thread.functions.emplace_back(frame.function);
@@ -101,7 +86,7 @@ void sample_threads(PythonProcess& process, ProcessDump& dump) {
 ProcessDump dump_process(pid_t pid, bool is_root) {
   ProcessDump dump;
   dump.pid = pid;
-  dump.command = command_line(pid);
+  dump.command = read_command_line(pid).value_or("?");
   std::unique_ptr<PythonProcess> process;
   try {
     process = PythonProcess::attach(pid, &dump.problem);

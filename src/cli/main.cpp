@@ -19,9 +19,10 @@ int main(int argc, char** argv) {
     cli::Command run = register_command(app);
     commands[app.get_subcommands({}).back()] = std::move(run);
   };
+  add(cli::add_record_command);
+  add(cli::add_dump_command);
   add(cli::add_import_command);
   add(cli::add_export_command);
-  add(cli::add_dump_command);
 
   try {
     app.parse(argc, argv);

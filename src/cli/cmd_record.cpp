@@ -1,0 +1,58 @@
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--pid PID | -- CMD ARGS...]
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "collectors/recorder.hpp"
+
+namespace stepscope::cli {
+
+namespace {
+
+void print_summary(const RecordOptions& options, const RecordSummary& s) {
+  double error_rate = s.stats.rounds ? 100.0 * static_cast<double>(s.stats.error_samples) /
+                                           static_cast<double>(s.stats.rounds)
+                                     : 0;
+  fmt::print(stderr,
+             "stepscope: recorded {:.1f} s: {} samples in {} rounds ({:.1f} Hz), {} processes "
+             "({} Python), {:.2f}% error samples; run written to {}\n",
+             s.seconds, s.stats.samples, s.stats.rounds, s.effective_rate_hz, s.processes,
+             s.stats.python_processes, error_rate, options.output);
+  if (s.late_rounds > 0) {
+    fmt::print(stderr,
+               "stepscope: sampling fell behind {} times: the machine could not keep {} Hz; "
+               "the run's period reflects the rate actually reached\n",
+               s.late_rounds, options.rate_hz);
+  }
+  for (const std::string& note : s.notes) fmt::print(stderr, "stepscope: {}\n", note);
+}
+
+}  // namespace
+
+Command add_record_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "record", "Record the Python stacks of a command (or a running process) and its whole "
+                "process tree");
+  cmd->add_option("-o,--output", options->output, "run file to write (RUN.db)")->required();
+  cmd->add_option("-r,--rate", options->rate_hz, "samples per second")->capture_default_str();
+  cmd->add_option("-d,--duration", options->duration_s,
+                  "stop after this many seconds (default: when the command exits)");
+  cmd->add_flag("--idle", options->idle,
+                "include idle threads in profiles (they are always recorded, marked idle)");
+  cmd->add_option("-p,--pid", options->attach_pid,
+                  "attach to a running process and its descendants instead of launching");
+  cmd->add_option("command", options->command, "the command to run, after --");
+  cmd->footer(
+      "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
+      "  stepscope record -o run.db --pid 1234 --duration 30\n"
+      "In launch mode stepscope exits with the command's exit status.");
+  return [options] {
+    RecordSummary summary = record(*options);
+    print_summary(*options, summary);
+    return summary.exit_status;
+  };
+}
+
+}  // namespace stepscope::cli

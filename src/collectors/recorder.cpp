@@ -1,0 +1,179 @@
+#include "collectors/recorder.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "collectors/child_process.hpp"
+#include "collectors/proc_threads.hpp"
+#include "run/run_file.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+// New processes must be seen within 100 ms of their start.
+constexpr int64_t kTreeScanInterval = 50'000'000;
+constexpr int64_t kCommitInterval = kSecond;
+
+void check_options(const RecordOptions& options) {
+  if (options.output.empty()) throw InputError("record: an output file (-o RUN.db) is required");
+  if (!(options.rate_hz >= 1 && options.rate_hz <= 100000)) {
+    throw InputError(fmt::format("record: --rate {} is outside 1..100000 Hz", options.rate_hz));
+  }
+  if (options.duration_s < 0) throw InputError("record: --duration must not be negative");
+  if ((options.attach_pid > 0) == !options.command.empty()) {
+    throw InputError("record: give either --pid PID or -- COMMAND, not both or neither");
+  }
+}
+
+void sleep_until(int64_t deadline_ns) {
+  timespec ts{static_cast<time_t>(deadline_ns / kSecond), static_cast<long>(deadline_ns % kSecond)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+void describe_run(Run& run, const RecordOptions& options) {
+  run.metadata["clock"] = "monotonic";
+  run.metadata["recorder"] = fmt::format("stepscope {}", STEPSCOPE_VERSION);
+  run.metadata["rate_hz"] = fmt::format("{}", options.rate_hz);
+  run.metadata["sample_period_ns"] = std::to_string(static_cast<int64_t>(kSecond / options.rate_hz));
+  run.metadata["start_unix_ns"] = std::to_string(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch()).count());
+  if (options.idle) run.metadata["profile_idle"] = "1";
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) run.metadata["host"] = host;
+  if (!options.command.empty()) {
+    std::string joined;
+    for (const std::string& arg : options.command) joined += (joined.empty() ? "" : " ") + arg;
+    run.metadata["command"] = joined;
+  } else {
+    run.metadata["attached_pid"] = std::to_string(options.attach_pid);
+  }
+}
+
+// Each sample stands for the mean interval between rounds as it really was:
+// jitter averages out, and a sampler that fell behind does not undercount.
+void update_period(Run& run, const RecordSummary& summary, int64_t first_round, int64_t last_round) {
+  if (summary.stats.rounds < 2) return;
+  int64_t period = (last_round - first_round) / static_cast<int64_t>(summary.stats.rounds - 1);
+  if (period > 0) run.metadata["sample_period_ns"] = std::to_string(period);
+}
+
+class RecordingLoop {
+ public:
+  RecordingLoop(const RecordOptions& options, Run& run)
+      : options_(options), run_(run), sampler_(run),
+        period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {}
+
+  RecordSummary run(ChildProcess* child, pid_t root) {
+    // The file is created only now, once the target is known to be good, so
+    // a failed attach never truncates an earlier recording.
+    RunWriter writer(options_.output);
+    int64_t start = monotonic_ns();
+    int64_t next_scan = start, next_commit = start + kCommitInterval, next_round = start;
+    int64_t first_round = 0, last_round = 0;
+    int64_t end = options_.duration_s > 0 ? start + static_cast<int64_t>(options_.duration_s * kSecond) : 0;
+    for (;;) {
+      int64_t now = monotonic_ns();
+      bool stop_asked = relay_.poll(child ? child->pid() : 0).stop;
+      if (!child && stop_asked) break;
+      if (end && now >= end) break;
+      if (now >= next_scan) {
+        sampler_.scan_tree(root, now);
+        next_scan = now + kTreeScanInterval;
+        if (child && child->poll()) break;
+        if (!child && !sampler_.any_alive()) break;
+      }
+      sampler_.sample(now);
+      if (first_round == 0) first_round = now;
+      last_round = now;
+      if (now >= next_commit) {
+        update_period(run_, summary_, first_round, last_round);
+        summary_.stats = sampler_.stats();
+        writer.commit(run_);
+        next_commit = now + kCommitInterval;
+      }
+      next_round = schedule_next(next_round, monotonic_ns());
+      sleep_until(next_round);
+    }
+    int64_t stop = monotonic_ns();
+    if (child) summary_.exit_status = child->wait();
+    sampler_.scan_tree(root, stop);
+    if (child) sampler_.set_exit_status(child->pid(), summary_.exit_status);
+    sampler_.finish(stop);
+    summary_.stats = sampler_.stats();
+    update_period(run_, summary_, first_round, last_round);
+    writer.commit(run_);
+    summary_.seconds = static_cast<double>(stop - start) / kSecond;
+    summary_.effective_rate_hz =
+        summary_.seconds > 0 ? static_cast<double>(summary_.stats.rounds) / summary_.seconds : 0;
+    summary_.processes = run_.processes.size();
+    summary_.notes = sampler_.refusals();
+    return summary_;
+  }
+
+  Sampler& sampler() { return sampler_; }
+  SignalRelay& relay() { return relay_; }
+
+ private:
+  // Intervals are drawn uniformly from [0.5, 1.5) periods, so a loop whose
+  // own period divides ours is not always caught at the same point.
+  int64_t schedule_next(int64_t previous, int64_t now) {
+    std::uniform_real_distribution<double> jitter(0.5, 1.5);
+    int64_t next = previous + static_cast<int64_t>(static_cast<double>(period_ns_) * jitter(rng_));
+    if (next + period_ns_ < now) {  // a whole period late: skip, don't burst
+      ++summary_.late_rounds;
+      next = now;
+    }
+    return next;
+  }
+
+  const RecordOptions& options_;
+  Run& run_;
+  SignalRelay relay_;  // before the child starts, so it never misses a signal
+  Sampler sampler_;
+  int64_t period_ns_;
+  std::mt19937_64 rng_;
+  RecordSummary summary_;
+};
+
+}  // namespace
+
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * kSecond + ts.tv_nsec;
+}
+
+RecordSummary record(const RecordOptions& options) {
+  check_options(options);
+  if (options.attach_pid > 0 && !read_proc_stat(options.attach_pid)) {
+    throw InputError(fmt::format("no process with pid {}", options.attach_pid));
+  }
+  Run run;
+  describe_run(run, options);
+  RecordingLoop loop(options, run);
+  if (options.attach_pid > 0) {
+    loop.sampler().scan_tree(options.attach_pid, monotonic_ns());
+    if (!loop.sampler().any_python()) {
+      auto refusals = loop.sampler().refusals();
+      std::string why = refusals.empty() ? "" : ": " + refusals.front();
+      throw InputError(fmt::format("pid {} is not a Python process and has no Python "
+                                   "descendants{}", options.attach_pid, why));
+    }
+    return loop.run(nullptr, options.attach_pid);
+  }
+  ChildProcess child(options.command, {});
+  return loop.run(&child, child.pid());
+}
+
+}  // namespace stepscope

@@ -1,0 +1,204 @@
+#include "collectors/sampler.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "collectors/proc_files.hpp"
+#include "collectors/proc_threads.hpp"
+#include "collectors/process_tree.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+
+namespace {
+
+std::string read_exe_link(pid_t pid) {
+  char target[4096];
+  std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  ssize_t n = readlink(link.c_str(), target, sizeof target);
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
+std::string thread_name(pid_t pid, int64_t tid) {
+  auto comm = read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
+                             "/comm");
+  if (!comm) return {};
+  if (!comm->empty() && comm->back() == '\n') comm->pop_back();
+  return *comm;
+}
+
+constexpr int64_t kFirstRetry = 50'000'000;
+constexpr int64_t kLastRetry = 2'000'000'000;
+
+}  // namespace
+
+struct Sampler::Tracked {
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
+  size_t run_index = 0;      // its entry in run.processes
+  std::string exe;           // /proc/PID/exe, to notice exec
+  std::unique_ptr<PythonProcess> python;
+  // A process just forked or exec'd may not have mapped libpython yet, so
+  // attaching is retried, backing off, for processes that are not Python.
+  int64_t next_attach_ns = 0;
+  int64_t attach_backoff_ns = 0;
+  bool alive = true;
+  // PythonFrame::key -> the Run's FrameId, so a frame seen again costs a lookup.
+  std::unordered_map<uint64_t, FrameId> frames;
+  std::set<int64_t> known_threads;
+  std::string why_not;  // why the last attach failed
+};
+
+Sampler::Sampler(Run& run) : run_(run) {}
+Sampler::~Sampler() = default;
+
+void Sampler::scan_tree(pid_t root, int64_t now_ns) {
+  std::vector<pid_t> tree = process_tree(root);
+  std::set<pid_t> present(tree.begin(), tree.end());
+  for (auto& [pid, tracked] : processes_) {
+    if (!tracked->alive) continue;
+    auto stat = read_proc_stat(pid);
+    bool same_process = stat && stat->start_ticks == tracked->start_ticks;
+    if (!same_process || stat->state == 'Z' || !present.count(pid)) {
+      if (stat && same_process && stat->state == 'Z' && stat->exit_code >= 0) {
+        run_.processes[tracked->run_index].exit_status = stat->exit_code;
+      }
+      end_process(*tracked, now_ns);
+      continue;
+    }
+    std::string exe = read_exe_link(pid);
+    if (!exe.empty() && exe != tracked->exe) {  // exec'd another program
+      tracked->exe = exe;
+      if (auto cmd = read_command_line(pid)) {
+        run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
+      }
+      tracked->frames.clear();
+      tracked->attach_backoff_ns = 0;
+      attach_python(*tracked, now_ns);
+    } else if (!tracked->python && now_ns >= tracked->next_attach_ns) {
+      attach_python(*tracked, now_ns);
+    }
+  }
+  for (pid_t pid : tree) {
+    auto found = processes_.find(pid);
+    if (found == processes_.end() || !found->second->alive) track_new(pid, now_ns);
+  }
+}
+
+void Sampler::track_new(pid_t pid, int64_t now_ns) {
+  auto stat = read_proc_stat(pid);
+  auto cmd = read_command_line(pid);
+  if (!stat || !cmd || stat->state == 'Z') return;  // already gone
+  auto tracked = std::make_unique<Tracked>();
+  tracked->pid = pid;
+  tracked->start_ticks = stat->start_ticks;
+  tracked->exe = read_exe_link(pid);
+  tracked->run_index = run_.processes.size();
+  Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
+  process.start_ns = now_ns;
+  ++stats_.processes_seen;
+  attach_python(*tracked, now_ns);
+  processes_[pid] = std::move(tracked);
+}
+
+void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
+  std::string why_not;
+  try {
+    tracked.python = PythonProcess::attach(tracked.pid, &why_not);
+  } catch (const InputError& e) {
+    tracked.python.reset();
+    why_not = e.what();
+  }
+  if (!tracked.python) {
+    tracked.attach_backoff_ns = std::clamp<int64_t>(tracked.attach_backoff_ns * 2, kFirstRetry, kLastRetry);
+    tracked.next_attach_ns = now_ns + tracked.attach_backoff_ns;
+    tracked.why_not = why_not;
+    return;
+  }
+  ++stats_.python_processes;
+  run_.metadata[fmt::format("python_version.{}", tracked.pid)] = tracked.python->version();
+}
+
+void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
+  tracked.alive = false;
+  tracked.python.reset();
+  run_.processes[tracked.run_index].end_ns = now_ns;
+}
+
+void Sampler::set_exit_status(pid_t pid, int status) {
+  auto found = processes_.find(pid);
+  if (found != processes_.end()) run_.processes[found->second->run_index].exit_status = status;
+}
+
+void Sampler::sample(int64_t now_ns) {
+  ++stats_.rounds;
+  for (auto& [pid, tracked] : processes_) {
+    if (tracked->alive && tracked->python) sample_process(*tracked, now_ns);
+  }
+}
+
+void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
+  if (!tracked.python->sample(scratch_)) {
+    ++stats_.error_samples;
+    return;
+  }
+  for (const PythonThreadStack& stack : scratch_) {
+    if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
+    note_thread(tracked, stack.native_tid);
+    auto state = read_thread_state(tracked.pid, static_cast<pid_t>(stack.native_tid));
+    if (!state) continue;  // the thread exited since the stack was read
+    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, intern_stack(tracked, stack),
+                            thread_state_from_letter(*state), stack.holds_gil});
+    ++stats_.samples;
+  }
+}
+
+StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack) {
+  StackId id = StackTree::kRoot;
+  for (auto frame = stack.frames.rbegin(); frame != stack.frames.rend(); ++frame) {
+    auto [slot, inserted] = tracked.frames.try_emplace(frame->key, 0);
+    if (inserted) {
+      slot->second = run_.intern_frame(frame->function, frame->file, std::max(frame->line, 0));
+    }
+    id = run_.stacks.push(id, slot->second);
+  }
+  return id;
+}
+
+void Sampler::note_thread(Tracked& tracked, int64_t tid) {
+  if (!tracked.known_threads.insert(tid).second) return;
+  run_.add_thread(tracked.pid, tid, thread_name(tracked.pid, tid));
+}
+
+void Sampler::finish(int64_t now_ns) {
+  for (auto& [pid, tracked] : processes_) {
+    if (tracked->alive) end_process(*tracked, now_ns);
+  }
+}
+
+std::vector<std::string> Sampler::refusals() const {
+  // Non-Python processes (shells, compilers, nvidia-smi) are normal in a
+  // tree; only processes whose memory was refused are worth a word.
+  std::vector<std::string> out;
+  for (const auto& [pid, tracked] : processes_) {
+    const std::string& why = tracked->why_not;
+    if (why.find("denied") != std::string::npos || why.find("refused") != std::string::npos ||
+        why.find("not permitted") != std::string::npos) {
+      out.push_back(fmt::format("pid {}: {}", pid, why));
+    }
+  }
+  return out;
+}
+
+bool Sampler::any_alive() const {
+  return std::any_of(processes_.begin(), processes_.end(),
+                     [](const auto& entry) { return entry.second->alive; });
+}
+
+bool Sampler::any_python() const { return stats_.python_processes > 0; }
+
+}  // namespace stepscope

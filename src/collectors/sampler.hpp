@@ -1,0 +1,74 @@
+// The sampler: Python stacks of a whole process tree, into a Run.
+//
+// It keeps track of every process under a root (DataLoader workers, torchrun
+// ranks, subprocesses), attaches to the Python ones, and on each sample()
+// adds one Sample per Python thread with the thread's scheduler state. The
+// recording loop (recorder.hpp) decides when; this class only knows how.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collectors/python_process.hpp"
+#include "run/run.hpp"
+
+namespace stepscope {
+
+struct SamplerStats {
+  uint64_t rounds = 0;         // calls to sample()
+  uint64_t samples = 0;        // thread stacks added to the run
+  uint64_t error_samples = 0;  // process reads that were torn or refused
+  uint64_t processes_seen = 0;
+  uint64_t python_processes = 0;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(Run& run);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Finds processes that appeared under `root` (attaching to Python ones),
+  // notices processes that exec'd a new program, and finalizes those that
+  // exited. Cheap enough to call every few tens of milliseconds.
+  void scan_tree(pid_t root, int64_t now_ns);
+
+  // One sample of every thread of every live Python process.
+  void sample(int64_t now_ns);
+
+  // Marks the processes still alive as ended at `now_ns` (the recording ends).
+  void finish(int64_t now_ns);
+
+  // The exit status of a tracked process as the launcher learned it.
+  void set_exit_status(pid_t pid, int status);
+
+  bool any_alive() const;
+  bool any_python() const;
+  const SamplerStats& stats() const { return stats_; }
+  // One line per process whose memory could not be read, saying why.
+  std::vector<std::string> refusals() const;
+
+ private:
+  struct Tracked;
+
+  void track_new(pid_t pid, int64_t now_ns);
+  void attach_python(Tracked& tracked, int64_t now_ns);
+  void end_process(Tracked& tracked, int64_t now_ns);
+  void sample_process(Tracked& tracked, int64_t now_ns);
+  StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack);
+  void note_thread(Tracked& tracked, int64_t tid);
+
+  Run& run_;
+  std::map<pid_t, std::unique_ptr<Tracked>> processes_;
+  std::vector<PythonThreadStack> scratch_;
+  SamplerStats stats_;
+};
+
+}  // namespace stepscope
