@@ -30,7 +30,7 @@ struct DumpOptions {
 struct ThreadDump {
   PythonThreadStack stack;
   std::string name;   // /proc/PID/task/TID/comm
-  std::string state;  // "running", "idle" or "unknown"
+  std::string state;  // "running", "disk wait", "idle" or "unknown"
   // The stack's frames point into the process's caches; copies survive it.
   std::vector<std::string> functions, files;
 };

@@ -27,3 +27,15 @@ expect_stderr_contains() {
 # The Python that checks outputs: the project's venv when set up, else the system's.
 PY=python3
 [ -x "$STEPSCOPE_REPO/.venv/bin/python" ] && PY="$STEPSCOPE_REPO/.venv/bin/python"
+
+# The CPython interpreters to test against: pyenv's 3.8-3.13 and Debian's.
+python_interpreters() {
+  local minor dir
+  for minor in 8 9 10 11 12 13; do
+    for dir in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.$minor.*; do
+      [ -x "$dir/bin/python3.$minor" ] && echo "$dir/bin/python3.$minor" && break
+    done
+  done
+  [ -x /usr/bin/python3 ] && echo /usr/bin/python3
+  return 0
+}

@@ -1,0 +1,76 @@
+# record's contract around the program's life: exit statuses, a target that
+# dies mid-recording, a recorder that is killed, attach mode and its errors.
+source "$(dirname "$0")/lib.sh"
+check="$STEPSCOPE_REPO/tests/integration/check_record.py"
+python=$(python_interpreters | head -n 1)
+busy='import time
+def work():
+    end = time.monotonic() + 0.7
+    while time.monotonic() < end: pass
+work()'
+
+# The command's exit status becomes record's, and is kept in the run.
+expect_status 3 "$STEPSCOPE" record -o "$WORK/exit.db" -- "$python" -c "$busy
+raise SystemExit(3)"
+"$PY" "$check" "$WORK/exit.db" has work > /dev/null || fail "no samples of work before the exit"
+[ "$(sqlite3 "$WORK/exit.db" 'SELECT exit_status FROM processes ORDER BY id LIMIT 1')" = 3 ] \
+  || fail "exit status 3 not recorded"
+
+# A target killed mid-recording leaves a valid run with its samples.
+expect_status 137 "$STEPSCOPE" record -o "$WORK/killed.db" -- "$python" -c "$busy
+import os, signal
+os.kill(os.getpid(), signal.SIGKILL)"
+"$PY" "$check" "$WORK/killed.db" has work > /dev/null || fail "samples lost when the target was killed"
+expect_status 0 "$STEPSCOPE" export "$WORK/killed.db" --format collapsed -o "$WORK/killed.txt"
+
+# A command that does not exist: a clear error, status 2.
+expect_status 2 "$STEPSCOPE" record -o "$WORK/none.db" -- /no/such/program
+expect_stderr_contains "/no/such/program"
+
+# SIGTERM to the recorder reaches the program, which ends the recording.
+"$STEPSCOPE" record -o "$WORK/term.db" -- "$python" -c 'import time
+while True: time.sleep(0.01)' > /dev/null 2>&1 &
+recorder=$!
+sleep 1.5
+kill -TERM "$recorder"
+status=0; wait "$recorder" || status=$?
+[ "$status" -eq 143 ] || fail "recorder exited $status after SIGTERM, expected 143 (the program's)"
+
+# A recorder killed with SIGKILL leaves a readable file holding what it committed.
+"$STEPSCOPE" record -o "$WORK/sigkill.db" -- "$python" -c 'import time
+def wait_here():
+    time.sleep(30)
+wait_here()' > /dev/null 2>&1 &
+recorder=$!
+sleep 2.5
+kill -KILL "$recorder"
+wait "$recorder" 2>/dev/null || true
+pkill -f 'def wait_here' || true
+expect_status 0 "$STEPSCOPE" export "$WORK/sigkill.db" --format collapsed --idle -o "$WORK/sigkill.txt"
+grep -q wait_here "$WORK/sigkill.txt" || fail "a killed recorder lost its committed samples"
+
+# Attach mode: --pid with --duration; the target is left running.
+"$python" -c 'import time
+def attached_loop():
+    while True: sum(range(1000))
+attached_loop()' &
+target=$!
+expect_status 0 "$STEPSCOPE" record -o "$WORK/attach.db" --pid "$target" --duration 1
+kill -0 "$target" || fail "attaching killed the target"
+kill "$target"; wait "$target" 2>/dev/null || true
+"$PY" "$check" "$WORK/attach.db" has attached_loop > /dev/null || fail "attach recorded nothing"
+
+# Attach errors: no such pid, and a process that is not Python.
+expect_status 2 "$STEPSCOPE" record -o "$WORK/x.db" --pid 999999999 --duration 1
+expect_stderr_contains "no process with pid 999999999"
+sleep 30 &
+sleeper=$!
+expect_status 2 "$STEPSCOPE" record -o "$WORK/x.db" --pid "$sleeper" --duration 1
+expect_stderr_contains "is not a Python process"
+kill "$sleeper"
+[ ! -e "$WORK/x.db" ] || fail "a failed attach created a run file"
+
+# Usage errors.
+expect_status 2 "$STEPSCOPE" record -o "$WORK/x.db"
+expect_status 2 "$STEPSCOPE" record -o "$WORK/x.db" --rate 0 -- true
+echo "1 passed, 0 failed"
