@@ -12,6 +12,7 @@ using Command = std::function<int()>;
 
 Command add_record_command(CLI::App& app);
 Command add_dump_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 

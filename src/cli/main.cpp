@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   };
   add(cli::add_record_command);
   add(cli::add_dump_command);
+  add(cli::add_report_command);
   add(cli::add_import_command);
   add(cli::add_export_command);
 

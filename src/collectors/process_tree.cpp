@@ -1,13 +1,14 @@
 #include "collectors/process_tree.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <string>
 
 #include "collectors/proc_files.hpp"
-#include "collectors/pthread_tids.hpp"
 
 namespace stepscope {
 
@@ -15,7 +16,7 @@ namespace {
 
 // Appends the children of every thread of `pid` to `out`.
 void append_children(pid_t pid, std::vector<pid_t>& out) {
-  for (pid_t tid : python::list_tids(pid)) {
+  for (pid_t tid : thread_ids(pid)) {
     auto text = read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
                                "/children");
     if (!text) continue;
@@ -31,6 +32,21 @@ void append_children(pid_t pid, std::vector<pid_t>& out) {
 }
 
 }  // namespace
+
+std::vector<pid_t> thread_ids(pid_t pid) {
+  std::vector<pid_t> tids;
+  std::string path = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return tids;
+  while (const dirent* entry = ::readdir(dir)) {
+    pid_t tid = 0;
+    const char* name = entry->d_name;
+    auto [end, ec] = std::from_chars(name, name + std::strlen(name), tid);
+    if (ec == std::errc() && *end == '\0' && tid > 0) tids.push_back(tid);
+  }
+  ::closedir(dir);
+  return tids;
+}
 
 std::vector<pid_t> process_tree(pid_t root) {
   struct stat info;

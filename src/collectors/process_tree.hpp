@@ -13,4 +13,8 @@ namespace stepscope {
 // left out; an absent root gives an empty list.
 std::vector<pid_t> process_tree(pid_t root);
 
+// The thread ids of `pid` (from /proc/PID/task), in no particular order;
+// empty when the process is gone.
+std::vector<pid_t> thread_ids(pid_t pid);
+
 }  // namespace stepscope

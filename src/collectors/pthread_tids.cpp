@@ -1,11 +1,9 @@
 #include "collectors/pthread_tids.hpp"
 
-#include <dirent.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
+
+#include "collectors/process_tree.hpp"
 
 namespace stepscope::python {
 
@@ -17,23 +15,10 @@ constexpr int kMaxAttempts = 5;
 
 }  // namespace
 
-std::vector<pid_t> list_tids(pid_t pid) {
-  std::vector<pid_t> tids;
-  std::string path = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr) return tids;
-  while (const dirent* entry = ::readdir(dir)) {
-    int tid = std::atoi(entry->d_name);
-    if (tid > 0) tids.push_back(tid);
-  }
-  ::closedir(dir);
-  std::sort(tids.begin(), tids.end());
-  return tids;
-}
-
 bool PthreadTids::calibrate(const ProcessMemory& memory,
                             const std::vector<PythonThreadStack>& threads) {
-  std::vector<pid_t> tids = list_tids(memory.pid());
+  std::vector<pid_t> tids = thread_ids(memory.pid());
+  std::sort(tids.begin(), tids.end());
   std::vector<char> descriptors(threads.size() * kSearchBytes);
   std::vector<ProcessMemory::Region> regions;
   for (size_t i = 0; i < threads.size(); ++i) {
@@ -65,13 +50,17 @@ void PthreadTids::fill(const ProcessMemory& memory, std::vector<PythonThreadStac
     ++attempts_;
     if (!calibrate(memory, threads)) return;
   }
-  for (PythonThreadStack& thread : threads) {
-    pid_t tid = -1;
-    if (thread.python_thread_id != 0 &&
-        memory.read_value(thread.python_thread_id + static_cast<uint64_t>(offset_), tid)) {
-      thread.native_tid = tid;
-    }
+  // One batched read for all threads; one by one if some descriptor is gone.
+  std::vector<pid_t> tids(threads.size(), -1);
+  std::vector<ProcessMemory::Region> regions;
+  for (size_t i = 0; i < threads.size(); ++i) {
+    regions.push_back({threads[i].python_thread_id + static_cast<uint64_t>(offset_), &tids[i],
+                       sizeof(pid_t)});
   }
+  if (!memory.read_many(regions)) {
+    for (const ProcessMemory::Region& region : regions) memory.read(region.addr, region.out, region.size);
+  }
+  for (size_t i = 0; i < threads.size(); ++i) threads[i].native_tid = tids[i];
 }
 
 }  // namespace stepscope::python

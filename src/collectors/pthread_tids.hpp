@@ -30,7 +30,4 @@ class PthreadTids {
   int attempts_ = 0;  // calibration is retried a few times: threads may be starting
 };
 
-// The thread ids of `pid`, from /proc/PID/task.
-std::vector<pid_t> list_tids(pid_t pid);
-
 }  // namespace stepscope::python

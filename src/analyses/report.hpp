@@ -1,0 +1,25 @@
+// What `stepscope report` shows, gathered from the analyses. Renderers
+// (report_text, report_json) draw it; later analyses (steps, ops, gpu,
+// diagnosis) add their results here.
+#pragma once
+
+#include <vector>
+
+#include "analyses/function_costs.hpp"
+#include "analyses/process_summary.hpp"
+#include "analyses/profile.hpp"
+
+namespace stepscope {
+
+struct Report {
+  const Run* run = nullptr;
+  std::string source;  // the file the run came from
+  ProfileSource profile_source = ProfileSource::kEmpty;
+  bool includes_idle = false;
+  std::vector<ProcessSummary> processes;
+  FunctionCosts functions;
+};
+
+Report build_report(const Run& run, const std::string& source, const ProfileOptions& options);
+
+}  // namespace stepscope

@@ -1,0 +1,83 @@
+#include "renderers/report_text.hpp"
+
+#include <fmt/format.h>
+
+#include "renderers/escape.hpp"
+
+namespace stepscope {
+
+namespace {
+
+// Terminal text must not carry control sequences from a program's names.
+std::string shown(std::string_view raw, size_t max_chars) {
+  std::string text = printable_utf8(raw);
+  if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
+  return text;
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  return whole ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+               : "-";
+}
+
+std::string seconds(int64_t ns) { return fmt::format("{:.2f} s", static_cast<double>(ns) / 1e9); }
+
+void write_header(const Report& report, std::ostream& out) {
+  const Run& run = *report.run;
+  out << fmt::format("stepscope report: {}\n", shown(report.source, 200));
+  if (auto cmd = run.metadata.find("command"); cmd != run.metadata.end()) {
+    out << fmt::format("  command: {}\n", shown(cmd->second, 200));
+  }
+  if (auto period = run.sample_period_ns()) {
+    out << fmt::format("  {} samples, one per {:.2f} ms per thread\n", run.samples.size(),
+                       static_cast<double>(*period) / 1e6);
+  }
+}
+
+void write_processes(const Report& report, std::ostream& out) {
+  if (report.processes.empty()) return;
+  const Run& run = *report.run;
+  out << "\nProcesses (thread samples by state)\n";
+  out << fmt::format("  {:>8} {:>8} {:>7} {:>7} {:>8} {:>7} {:>5} {:>5} {:>5}  {}\n", "pid", "parent",
+                     "python", "threads", "samples", "running", "idle", "disk", "exit", "command");
+  for (const ProcessSummary& p : report.processes) {
+    out << fmt::format("  {:>8} {:>8} {:>7} {:>7} {:>8} {:>7} {:>5} {:>5} {:>5}  {}\n", p.pid,
+                       p.parent_pid, p.python_version.empty() ? "-" : p.python_version, p.threads,
+                       p.samples, percent(p.running, p.samples), percent(p.idle, p.samples),
+                       percent(p.disk_wait, p.samples),
+                       p.exit_status >= 0 ? std::to_string(p.exit_status) : "-",
+                       shown(run.strings.get(p.command), 70));
+  }
+}
+
+void write_functions(const Report& report, std::ostream& out, size_t top) {
+  const FunctionCosts& costs = report.functions;
+  if (costs.functions.empty()) return;
+  const char* basis = report.profile_source == ProfileSource::kSpans ? "span self time"
+                      : report.includes_idle                         ? "all thread samples"
+                                                                     : "samples of busy threads";
+  out << fmt::format("\nTop functions by self time ({}, {} in all)\n", basis, seconds(costs.profile_ns));
+  out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", "self", "total", "self", "total",
+                     "function (file)");
+  const StringTable& strings = report.run->strings;
+  for (size_t i = 0; i < costs.functions.size() && i < top; ++i) {
+    const FunctionCost& f = costs.functions[i];
+    std::string name = shown(strings.get(f.function), 60);
+    if (f.file != StringTable::kEmpty) name += " (" + shown(strings.get(f.file), 80) + ")";
+    auto whole = static_cast<uint64_t>(costs.profile_ns);
+    out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", percent(static_cast<uint64_t>(f.self_ns), whole),
+                       percent(static_cast<uint64_t>(f.total_ns), whole), seconds(f.self_ns),
+                       seconds(f.total_ns), name);
+  }
+}
+
+}  // namespace
+
+void write_report_text(const Report& report, std::ostream& out, const ReportTextOptions& options) {
+  write_header(report, out);
+  write_processes(report, out);
+  write_functions(report, out, options.top_functions);
+  if (report.functions.functions.empty()) out << "\nNo samples or spans to profile.\n";
+}
+
+}  // namespace stepscope

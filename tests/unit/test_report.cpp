@@ -1,0 +1,90 @@
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "analyses/report.hpp"
+#include "renderers/report_json.hpp"
+#include "renderers/report_text.hpp"
+
+namespace stepscope {
+namespace {
+
+// main -> f -> f (recursion) sampled twice, main -> g once; one idle sample.
+stepscope::Run make_run() {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  run.metadata["python_version.7"] = "3.12.1";
+  Process& p = run.add_process(7, "python \x1b[31mtrain.py", 1);
+  p.exit_status = 0;
+  FrameId main = run.intern_frame("main", "t.py", 1);
+  FrameId f1 = run.intern_frame("f", "t.py", 5);
+  FrameId f2 = run.intern_frame("f", "t.py", 6);  // another line of the same function
+  FrameId g = run.intern_frame("<g>\"", "t.py", 9);
+  StackId recursive = run.stacks.intern({main, f1, f2});
+  run.samples.push_back({0, 7, 7, recursive, ThreadState::kRunning});
+  run.samples.push_back({1, 7, 7, recursive, ThreadState::kRunning});
+  run.samples.push_back({2, 7, 8, run.stacks.intern({main, g}), ThreadState::kDiskWait});
+  run.samples.push_back({3, 7, 8, run.stacks.intern({main}), ThreadState::kIdle});
+  return run;
+}
+
+TEST(FunctionCosts, SelfAndTotalWithRecursionCountedOnce) {
+  stepscope::Run run = make_run();
+  FunctionCosts costs = function_costs(build_profile(run));
+  EXPECT_EQ(costs.profile_ns, 3000);
+  ASSERT_EQ(costs.functions.size(), 3u);
+  EXPECT_EQ(run.strings.get(costs.functions[0].function), "f");
+  EXPECT_EQ(costs.functions[0].self_ns, 2000);
+  EXPECT_EQ(costs.functions[0].total_ns, 2000);  // not 4000: once per stack
+  EXPECT_EQ(run.strings.get(costs.functions[2].function), "main");
+  EXPECT_EQ(costs.functions[2].self_ns, 0);
+  EXPECT_EQ(costs.functions[2].total_ns, 3000);
+}
+
+TEST(ProcessSummary, CountsThreadsAndStates) {
+  stepscope::Run run = make_run();
+  auto processes = summarize_processes(run);
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(processes[0].threads, 2u);
+  EXPECT_EQ(processes[0].samples, 4u);
+  EXPECT_EQ(processes[0].running, 2u);
+  EXPECT_EQ(processes[0].idle, 1u);
+  EXPECT_EQ(processes[0].disk_wait, 1u);
+  EXPECT_EQ(processes[0].python_version, "3.12.1");
+}
+
+TEST(ReportJson, ParsesAndEscapes) {
+  stepscope::Run run = make_run();
+  Report report = build_report(run, "run.db", {});
+  std::ostringstream out;
+  write_report_json(report, out);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(out.str());
+  EXPECT_EQ(std::string_view(doc["schema"]), "stepscope.report/1");
+  EXPECT_EQ(std::string_view(doc["processes"].at(0)["command"]), "python \\x1Btrain.py"[0] == 'p'
+                ? std::string_view("python \\x1B[31mtrain.py") : "");
+  EXPECT_EQ(int64_t(doc["processes"].at(0)["exit_status"]), 0);
+  EXPECT_EQ(int64_t(doc["profile"]["total_ns"]), 3000);
+  simdjson::dom::array functions = doc["profile"]["functions"];
+  EXPECT_EQ(functions.size(), 3u);
+  bool found_quote_name = false;
+  for (simdjson::dom::element f : functions) {
+    found_quote_name |= std::string_view(f["name"]) == "<g>\"";
+  }
+  EXPECT_TRUE(found_quote_name);
+  EXPECT_EQ(out.str().find("<g>"), std::string::npos) << "markup characters must be escaped";
+}
+
+TEST(ReportText, ShowsProcessesAndFunctionsWithoutControlCharacters) {
+  stepscope::Run run = make_run();
+  std::ostringstream out;
+  write_report_text(build_report(run, "run.db", {}), out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("3.12.1"), std::string::npos);
+  EXPECT_NE(text.find("f (t.py)"), std::string::npos);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << "an escape sequence from a name reached the terminal";
+}
+
+}  // namespace
+}  // namespace stepscope
