@@ -168,9 +168,9 @@ bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
     RawFrame raw;
     raw.code = field<uint64_t>(bytes, f.code);
     raw.lasti = field<int>(bytes, f.lasti);
-    // 3.10 keeps f_lineno whenever it is set; 3.8-3.9 only while tracing.
-    const bool lineno_valid =
-        f.lasti_in_code_units ? true : field<uint64_t>(bytes, f.trace) != 0;
+    // PyFrame_GetLineNumber: 3.10 trusts f_lineno whenever it is non-zero,
+    // 3.8-3.9 only while the frame is traced.
+    const bool lineno_valid = layout_.minor >= 10 || field<uint64_t>(bytes, f.trace) != 0;
     raw.lineno = lineno_valid ? field<int>(bytes, f.lineno) : 0;
     raw_frames_.push_back(raw);
   }

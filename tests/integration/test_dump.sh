@@ -72,6 +72,14 @@ missing=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
 while [ -e /proc/$missing ]; do missing=$((missing - 1)); done
 expect_status 2 "$STEPSCOPE" dump --pid "$missing"
 expect_stderr_contains "no process with pid $missing"
+# Another user's process: refused, with the reason and the fix.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  expect_status 2 setpriv --reuid=65534 --regid=65534 --clear-groups "$STEPSCOPE" dump --pid "$sleeper"
+  expect_stderr_contains "belongs to uid 0"
+  expect_stderr_contains "run stepscope as the same user, or as root"
+else
+  echo "skipped: the permission check needs root and setpriv"
+fi
 kill "$sleeper"; wait "$sleeper" 2>/dev/null || true
 
 echo "$((passed + 1)) passed, 0 failed"

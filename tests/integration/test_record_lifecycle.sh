@@ -23,6 +23,13 @@ os.kill(os.getpid(), signal.SIGKILL)"
 "$PY" "$check" "$WORK/killed.db" has work > /dev/null || fail "samples lost when the target was killed"
 expect_status 0 "$STEPSCOPE" export "$WORK/killed.db" --format collapsed -o "$WORK/killed.txt"
 
+# A shell that execs Python (same pid, new program), and one that starts
+# Python as its child: both are found and sampled.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/exec.db" -- bash -c "sleep 0.3; exec '$python' -c '$busy'"
+"$PY" "$check" "$WORK/exec.db" has work > /dev/null || fail "the exec'd Python was not sampled"
+expect_status 0 "$STEPSCOPE" record -o "$WORK/wrapped.db" -- bash -c "'$python' -c '$busy'; true"
+"$PY" "$check" "$WORK/wrapped.db" has work > /dev/null || fail "Python under a shell was not sampled"
+
 # A command that does not exist: a clear error, status 2.
 expect_status 2 "$STEPSCOPE" record -o "$WORK/none.db" -- /no/such/program
 expect_stderr_contains "/no/such/program"

@@ -7,8 +7,10 @@
 #include <csignal>
 
 #include <cerrno>
+#include <filesystem>
 #include <string>
 
+#include "collectors/elf_symbols.hpp"
 #include "collectors/memory_maps.hpp"
 #include "collectors/process_memory.hpp"
 #include "collectors/process_tree.hpp"
@@ -78,6 +80,34 @@ TEST(ProcessMemory, ReadsAndRefusesUnmappedRanges) {
 TEST(ProcessMemory, ExplainsRefusalWithAFix) {
   std::string text = explain_access_denied(1);
   EXPECT_NE(text.find("process 1"), std::string::npos) << text;
+}
+
+// Stripped or static builds may lack the _PyRuntime symbol; 3.11+ put it in
+// its own section, which must give the same address. Debian's python3.11 is a
+// non-PIE executable with both; a pyenv libpython is position independent.
+TEST(ElfImage, FindsPyRuntimeBySymbolAndBySection) {
+  struct Case {
+    std::string path;
+    uint64_t base;
+  };
+  int checked = 0;
+  for (const Case& c : {Case{"/usr/bin/python3.11", 0},
+                        Case{"/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0", 0x7f0000000000}}) {
+    if (!std::filesystem::exists(c.path)) continue;
+    std::vector<MemoryMapping> mappings{{c.base + 0x400000 * (c.base == 0), 0, 0, false, c.path}};
+    if (c.base != 0) mappings[0].start = c.base;
+    std::string error;
+    auto image = ElfImage::open(::getpid(), c.path, mappings, &error);
+    ASSERT_TRUE(image) << error;
+    auto symbol = image->symbol_address("_PyRuntime");
+    auto section = image->section(".PyRuntime");
+    ASSERT_TRUE(symbol && section) << c.path;
+    EXPECT_EQ(*symbol, section->address) << c.path;
+    EXPECT_GE(*symbol, mappings[0].start);
+    EXPECT_TRUE(image->symbol_address("Py_Version"));
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no CPython 3.11+ binary to read";
 }
 
 TEST(ProcessTree, StartsAtTheRootAndFindsChildren) {
