@@ -50,7 +50,10 @@ def fields(minor):
     frames_in_objects = minor <= 10
     f = []
     f.append(("runtime.interpreters_head", "offsetof(_PyRuntimeState, interpreters.head)"))
+    f.append(("runtime.interpreters_main", "offsetof(_PyRuntimeState, interpreters.main)"))
     f.append(("interpreter.next", "offsetof(PyInterpreterState, next)"))
+    f.append(("interpreter.runtime",
+              "offsetof(PyInterpreterState, runtime)" if minor >= 9 else None))
     f.append(("interpreter.threads_head",
               "offsetof(PyInterpreterState, tstate_head)" if minor <= 10
               else "offsetof(PyInterpreterState, threads.head)"))

@@ -22,6 +22,7 @@ std::optional<MemoryMapping> parse_line(const std::string& line) {
                   &mapping.start, &mapping.end, perms, &mapping.offset, &path_start) < 4) {
     return std::nullopt;
   }
+  mapping.writable = perms[1] == 'w';
   mapping.executable = perms[2] == 'x';
   if (path_start > 0 && static_cast<size_t>(path_start) < line.size()) {
     mapping.path = line.substr(static_cast<size_t>(path_start));

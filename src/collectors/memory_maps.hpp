@@ -14,6 +14,7 @@ struct MemoryMapping {
   uint64_t start = 0;
   uint64_t end = 0;
   uint64_t offset = 0;  // offset in the file of `start`
+  bool writable = false;
   bool executable = false;
   std::string path;  // empty for anonymous memory; "[heap]", "[stack]"... for special ones
 };

@@ -43,10 +43,12 @@ struct PythonLayout {
 
   struct Runtime {
     uint32_t interpreters_head = kAbsent;
+    uint32_t interpreters_main = kAbsent;  // only used to validate a scanned _PyRuntime
   } runtime;
 
   struct Interpreter {
     uint32_t next = kAbsent;
+    uint32_t runtime = kAbsent;  // 3.9+: back to _PyRuntime; validates a scanned one
     uint32_t threads_head = kAbsent;
   } interpreter;
 

@@ -14,9 +14,11 @@ inline constexpr PythonLayout kLayout3_8 = {
     .line_table = LineTableFormat::kLnotab,
     .runtime = {
         .interpreters_head = 32,
+        .interpreters_main = 40,
     },
     .interpreter = {
         .next = 0,
+        .runtime = kAbsent,
         .threads_head = 8,
     },
     .gil = {
@@ -87,9 +89,11 @@ inline constexpr PythonLayout kLayout3_9 = {
     .line_table = LineTableFormat::kLnotab,
     .runtime = {
         .interpreters_head = 32,
+        .interpreters_main = 40,
     },
     .interpreter = {
         .next = 0,
+        .runtime = 16,
         .threads_head = 8,
     },
     .gil = {
@@ -160,9 +164,11 @@ inline constexpr PythonLayout kLayout3_10 = {
     .line_table = LineTableFormat::kLinetable310,
     .runtime = {
         .interpreters_head = 32,
+        .interpreters_main = 40,
     },
     .interpreter = {
         .next = 0,
+        .runtime = 16,
         .threads_head = 8,
     },
     .gil = {
@@ -233,9 +239,11 @@ inline constexpr PythonLayout kLayout3_11 = {
     .line_table = LineTableFormat::kLocations311,
     .runtime = {
         .interpreters_head = 40,
+        .interpreters_main = 48,
     },
     .interpreter = {
         .next = 0,
+        .runtime = 40,
         .threads_head = 16,
     },
     .gil = {
@@ -305,9 +313,11 @@ inline constexpr PythonLayout kLayout3_12 = {
     .line_table = LineTableFormat::kLocations311,
     .runtime = {
         .interpreters_head = 40,
+        .interpreters_main = 48,
     },
     .interpreter = {
         .next = 0,
+        .runtime = 96,
         .threads_head = 72,
     },
     .gil = {

@@ -13,6 +13,7 @@
 #include "collectors/memory_maps.hpp"
 #include "collectors/python_debug_offsets.hpp"
 #include "collectors/python_offsets_generated.hpp"
+#include "collectors/python_runtime_scan.hpp"
 #include "collectors/python_version.hpp"
 #include "util/error.hpp"
 
@@ -105,6 +106,67 @@ bool looks_like_runtime(const ProcessMemory& memory, const PythonLayout& layout,
   return memory.read_value(tstate + layout.thread.interp, back) && back == interp;
 }
 
+// Where the interpreter lives in one image, and how to read it.
+struct Interpreter {
+  PythonVersion version;
+  PythonLayout layout;
+  uint64_t runtime = 0;
+  uint64_t code_type = 0;
+};
+
+// The outcome of looking at one image: an interpreter, or a reason, which
+// is final (`unsupported`) when the image is Python but one we cannot read.
+struct Found {
+  std::optional<Interpreter> interpreter;
+  bool unsupported = false;
+};
+
+// _PyRuntime by symbol, by section (3.11+ builds keep it in .PyRuntime even
+// when stripped), and as a last resort by scanning the image's data.
+std::optional<uint64_t> locate_runtime(const ProcessMemory& memory, const ElfImage& image,
+                                       const PythonVersion& version,
+                                       const std::vector<MemoryMapping>& mappings) {
+  if (auto symbol = image.symbol_address("_PyRuntime")) return symbol;
+  if (auto section = image.section(".PyRuntime")) return section->address;
+  if (version.minor >= 13) return python::scan_for_debug_cookie(memory, mappings, image.path());
+  for (const PythonLayout* layout : python::kGeneratedLayouts) {
+    if (layout->minor == version.minor) {
+      return python::scan_for_runtime(memory, *layout, mappings, image.path());
+    }
+  }
+  return std::nullopt;
+}
+
+Found find_interpreter(const ProcessMemory& memory, const std::string& path,
+                       const std::vector<MemoryMapping>& mappings, std::string& reason) {
+  Found found;
+  auto image = ElfImage::open(memory.pid(), path, mappings, &reason);
+  if (!image) return found;
+  auto version = detect_version(memory, *image);
+  if (!version) {
+    reason = fmt::format("cannot tell the Python version of {}", path);
+    return found;
+  }
+  auto runtime = locate_runtime(memory, *image, *version, mappings);
+  if (!runtime) {
+    reason = fmt::format("cannot find _PyRuntime in {}", path);
+    return found;
+  }
+  auto layout = layout_for(memory, *version, *runtime, &reason);
+  if (!layout) {
+    found.unsupported = true;
+    return found;
+  }
+  if (!looks_like_runtime(memory, *layout, *runtime)) {
+    reason = fmt::format("_PyRuntime in {} does not hold a Python {} interpreter", path,
+                         version->text);
+    return found;
+  }
+  found.interpreter.emplace(Interpreter{*version, *layout, *runtime,
+                            image->symbol_address("PyCode_Type").value_or(0)});
+  return found;
+}
+
 }  // namespace
 
 PythonProcess::PythonProcess(pid_t pid, std::string version, std::string image_path,
@@ -133,35 +195,18 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, std::string* why
   ProcessMemory memory(pid);
   std::vector<std::string> reasons;
   for (const std::string& path : images) {
-    std::string error;
-    auto image = ElfImage::open(pid, path, *mappings, &error);
-    if (!image) {
-      reasons.push_back(error);
-      continue;
+    std::string reason;
+    Found found = find_interpreter(memory, path, *mappings, reason);
+    if (const auto& interpreter = found.interpreter) {
+      return std::unique_ptr<PythonProcess>(
+          new PythonProcess(pid, interpreter->version.text, path, interpreter->layout,
+                            interpreter->runtime, interpreter->code_type));
     }
-    auto runtime = image->symbol_address("_PyRuntime");
-    if (!runtime) {
-      if (auto section = image->section(".PyRuntime")) runtime = section->address;
+    if (found.unsupported) {
+      *why_not = reason;
+      return nullptr;
     }
-    if (!runtime) {
-      reasons.push_back(fmt::format("{} has no _PyRuntime symbol or .PyRuntime section", path));
-      continue;
-    }
-    auto version = detect_version(memory, *image);
-    if (!version) {
-      reasons.push_back(fmt::format("cannot tell the Python version of {}", path));
-      continue;
-    }
-    auto layout = layout_for(memory, *version, *runtime, why_not);
-    if (!layout) return nullptr;
-    if (!looks_like_runtime(memory, *layout, *runtime)) {
-      reasons.push_back(fmt::format("_PyRuntime in {} does not hold a Python {} interpreter", path,
-                                    version->text));
-      continue;
-    }
-    uint64_t code_type = image->symbol_address("PyCode_Type").value_or(0);
-    return std::unique_ptr<PythonProcess>(
-        new PythonProcess(pid, version->text, path, *layout, *runtime, code_type));
+    reasons.push_back(reason);
   }
   *why_not = "no Python interpreter found: ";
   for (size_t i = 0; i < reasons.size(); ++i) *why_not += (i > 0 ? "; " : "") + reasons[i];
