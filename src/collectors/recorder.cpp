@@ -11,6 +11,7 @@
 
 #include "collectors/child_process.hpp"
 #include "collectors/proc_threads.hpp"
+#include "collectors/recording_source.hpp"
 #include "run/run_file.hpp"
 #include "util/error.hpp"
 
@@ -68,11 +69,35 @@ void update_period(Run& run, const RecordSummary& summary, int64_t first_round, 
   if (period > 0) run.metadata["sample_period_ns"] = std::to_string(period);
 }
 
+// The sources that run beside the sampler. Each later collector adds itself
+// here, so the loop itself never changes for a new one.
+std::vector<std::unique_ptr<RecordingSource>> make_sources(const RecordOptions& options) {
+  std::vector<std::unique_ptr<RecordingSource>> sources;
+  (void)options;
+  return sources;
+}
+
+struct ScheduledSource {
+  std::unique_ptr<RecordingSource> source;
+  int64_t next_poll_ns = 0;
+};
+
 class RecordingLoop {
  public:
   RecordingLoop(const RecordOptions& options, Run& run)
       : options_(options), run_(run), sampler_(run),
-        period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {}
+        period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {
+    for (auto& source : make_sources(options)) sources_.push_back({std::move(source), 0});
+  }
+
+  // What the launched command's environment needs for every source.
+  std::vector<std::string> child_environment() {
+    std::vector<std::string> env;
+    for (ScheduledSource& s : sources_) {
+      for (std::string& setting : s.source->child_environment()) env.push_back(std::move(setting));
+    }
+    return env;
+  }
 
   RecordSummary run(ChildProcess* child, pid_t root) {
     // The file is created only now, once the target is known to be good, so
@@ -94,6 +119,7 @@ class RecordingLoop {
         if (!child && !sampler_.any_alive()) break;
       }
       sampler_.sample(now);
+      poll_sources(now);
       if (first_round == 0) first_round = now;
       last_round = now;
       if (now >= next_commit) {
@@ -109,6 +135,8 @@ class RecordingLoop {
     if (child) summary_.exit_status = child->wait();
     sampler_.scan_tree(root, stop);
     if (child) sampler_.set_exit_status(child->pid(), summary_.exit_status);
+    std::vector<pid_t> tree = sampler_.live_pids();
+    for (ScheduledSource& s : sources_) s.source->finish(run_, tree, stop);
     sampler_.finish(stop);
     summary_.stats = sampler_.stats();
     update_period(run_, summary_, first_round, last_round);
@@ -122,9 +150,18 @@ class RecordingLoop {
   }
 
   Sampler& sampler() { return sampler_; }
-  SignalRelay& relay() { return relay_; }
 
  private:
+  void poll_sources(int64_t now) {
+    std::vector<pid_t> tree;
+    for (ScheduledSource& s : sources_) {
+      if (now < s.next_poll_ns) continue;
+      if (tree.empty()) tree = sampler_.live_pids();
+      s.source->poll(run_, tree, now);
+      s.next_poll_ns = now + s.source->poll_interval_ns();
+    }
+  }
+
   // Intervals are drawn uniformly from [0.5, 1.5) periods, so a loop whose
   // own period divides ours is not always caught at the same point.
   int64_t schedule_next(int64_t previous, int64_t now) {
@@ -143,6 +180,7 @@ class RecordingLoop {
   Sampler sampler_;
   int64_t period_ns_;
   std::mt19937_64 rng_;
+  std::vector<ScheduledSource> sources_;
   RecordSummary summary_;
 };
 
@@ -172,7 +210,7 @@ RecordSummary record(const RecordOptions& options) {
     }
     return loop.run(nullptr, options.attach_pid);
   }
-  ChildProcess child(options.command, {});
+  ChildProcess child(options.command, loop.child_environment());
   return loop.run(&child, child.pid());
 }
 

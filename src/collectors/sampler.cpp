@@ -199,6 +199,14 @@ bool Sampler::any_alive() const {
                      [](const auto& entry) { return entry.second->alive; });
 }
 
+std::vector<pid_t> Sampler::live_pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& [pid, tracked] : processes_) {
+    if (tracked->alive) pids.push_back(pid);
+  }
+  return pids;
+}
+
 bool Sampler::any_python() const { return stats_.python_processes > 0; }
 
 }  // namespace stepscope

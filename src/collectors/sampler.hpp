@@ -50,6 +50,8 @@ class Sampler {
   void set_exit_status(pid_t pid, int status);
 
   bool any_alive() const;
+  // The processes of the tree alive at the last scan, Python or not.
+  std::vector<pid_t> live_pids() const;
   bool any_python() const;
   const SamplerStats& stats() const { return stats_; }
   // One line per process whose memory could not be read, saying why.
