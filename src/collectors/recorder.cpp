@@ -61,14 +61,6 @@ void describe_run(Run& run, const RecordOptions& options) {
   }
 }
 
-// Each sample stands for the mean interval between rounds as it really was:
-// jitter averages out, and a sampler that fell behind does not undercount.
-void update_period(Run& run, const RecordSummary& summary, int64_t first_round, int64_t last_round) {
-  if (summary.stats.rounds < 2) return;
-  int64_t period = (last_round - first_round) / static_cast<int64_t>(summary.stats.rounds - 1);
-  if (period > 0) run.metadata["sample_period_ns"] = std::to_string(period);
-}
-
 // The sources that run beside the sampler. Each later collector adds itself
 // here, so the loop itself never changes for a new one.
 std::vector<std::unique_ptr<RecordingSource>> make_sources(const RecordOptions& options) {
@@ -103,55 +95,72 @@ class RecordingLoop {
     // The file is created only now, once the target is known to be good, so
     // a failed attach never truncates an earlier recording.
     RunWriter writer(options_.output);
-    int64_t start = monotonic_ns();
-    int64_t next_scan = start, next_commit = start + kCommitInterval, next_round = start;
-    int64_t first_round = 0, last_round = 0;
-    int64_t end = options_.duration_s > 0 ? start + static_cast<int64_t>(options_.duration_s * kSecond) : 0;
-    for (;;) {
-      int64_t now = monotonic_ns();
-      bool stop_asked = relay_.poll(child ? child->pid() : 0).stop;
-      if (!child && stop_asked) break;
-      if (end && now >= end) break;
-      if (now >= next_scan) {
-        sampler_.scan_tree(root, now);
-        next_scan = now + kTreeScanInterval;
-        if (child && child->poll()) break;
-        if (!child && !sampler_.any_alive()) break;
-      }
-      sampler_.sample(now);
-      poll_sources(now);
-      if (first_round == 0) first_round = now;
-      last_round = now;
-      if (now >= next_commit) {
-        update_period(run_, summary_, first_round, last_round);
-        summary_.stats = sampler_.stats();
-        writer.commit(run_);
-        next_commit = now + kCommitInterval;
-      }
-      next_round = schedule_next(next_round, monotonic_ns());
-      sleep_until(next_round);
-    }
+    start_ns_ = monotonic_ns();
+    sample_until_done(child, root, writer);
     int64_t stop = monotonic_ns();
     if (child) summary_.exit_status = child->wait();
-    sampler_.scan_tree(root, stop);
-    if (child) sampler_.set_exit_status(child->pid(), summary_.exit_status);
-    std::vector<pid_t> tree = sampler_.live_pids();
-    for (ScheduledSource& s : sources_) s.source->finish(run_, tree, stop);
-    sampler_.finish(stop);
-    summary_.stats = sampler_.stats();
-    update_period(run_, summary_, first_round, last_round);
+    finish(child, root, stop);
     writer.commit(run_);
-    summary_.seconds = static_cast<double>(stop - start) / kSecond;
-    summary_.effective_rate_hz =
-        summary_.seconds > 0 ? static_cast<double>(summary_.stats.rounds) / summary_.seconds : 0;
-    summary_.processes = run_.processes.size();
-    summary_.notes = sampler_.refusals();
     return summary_;
   }
 
   Sampler& sampler() { return sampler_; }
 
  private:
+  // Samples until the command exits (launch mode), the tree is gone or a
+  // signal arrives (attach mode), or the duration is over; commits every second.
+  void sample_until_done(ChildProcess* child, pid_t root, RunWriter& writer) {
+    int64_t next_scan = start_ns_, next_commit = start_ns_ + kCommitInterval, next_round = start_ns_;
+    int64_t end = options_.duration_s > 0
+                      ? start_ns_ + static_cast<int64_t>(options_.duration_s * kSecond)
+                      : 0;
+    for (;;) {
+      int64_t now = monotonic_ns();
+      bool stop_asked = relay_.poll(child ? child->pid() : 0).stop;
+      if ((!child && stop_asked) || (end && now >= end)) return;
+      if (now >= next_scan) {
+        sampler_.scan_tree(root, now);
+        next_scan = now + kTreeScanInterval;
+        if (child ? child->poll().has_value() : !sampler_.any_alive()) return;
+      }
+      sampler_.sample(now);
+      poll_sources(now);
+      if (first_round_ns_ == 0) first_round_ns_ = now;
+      last_round_ns_ = now;
+      if (now >= next_commit) {
+        update_summary();
+        writer.commit(run_);
+        next_commit = now + kCommitInterval;
+      }
+      next_round = schedule_next(next_round, monotonic_ns());
+      sleep_until(next_round);
+    }
+  }
+
+  void finish(ChildProcess* child, pid_t root, int64_t stop) {
+    sampler_.scan_tree(root, stop);
+    if (child) sampler_.set_exit_status(child->pid(), summary_.exit_status);
+    std::vector<pid_t> tree = sampler_.live_pids();
+    for (ScheduledSource& s : sources_) s.source->finish(run_, tree, stop);
+    sampler_.finish(stop);
+    update_summary();
+    summary_.seconds = static_cast<double>(stop - start_ns_) / kSecond;
+    summary_.effective_rate_hz =
+        summary_.seconds > 0 ? static_cast<double>(summary_.stats.rounds) / summary_.seconds : 0;
+    summary_.processes = run_.processes.size();
+    summary_.notes = sampler_.refusals();
+  }
+
+  // Each sample stands for the mean interval between rounds as it really
+  // was: jitter averages out, and a sampler that fell behind does not
+  // undercount.
+  void update_summary() {
+    summary_.stats = sampler_.stats();
+    if (summary_.stats.rounds < 2) return;
+    int64_t period = (last_round_ns_ - first_round_ns_) / static_cast<int64_t>(summary_.stats.rounds - 1);
+    if (period > 0) run_.metadata["sample_period_ns"] = std::to_string(period);
+  }
+
   void poll_sources(int64_t now) {
     std::vector<pid_t> tree;
     for (ScheduledSource& s : sources_) {
@@ -182,6 +191,7 @@ class RecordingLoop {
   std::mt19937_64 rng_;
   std::vector<ScheduledSource> sources_;
   RecordSummary summary_;
+  int64_t start_ns_ = 0, first_round_ns_ = 0, last_round_ns_ = 0;
 };
 
 }  // namespace
