@@ -20,6 +20,17 @@ expect_status() {
   [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want; stderr: $(cat "$WORK/stderr")"
 }
 
+# wait_for_file PATH: a program under test says it is ready by creating PATH;
+# a loaded machine can take seconds to start Python, so wait up to 60 s.
+wait_for_file() {
+  local tries=0
+  until [ -e "$1" ]; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 600 ] || fail "timed out waiting for $1"
+    sleep 0.1
+  done
+}
+
 expect_stderr_contains() {
   grep -qF -- "$1" "$WORK/stderr" || fail "stderr lacks '$1': $(cat "$WORK/stderr")"
 }

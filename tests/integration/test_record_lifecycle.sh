@@ -44,12 +44,14 @@ status=0; wait "$recorder" || status=$?
 [ "$status" -eq 143 ] || fail "recorder exited $status after SIGTERM, expected 143 (the program's)"
 
 # A recorder killed with SIGKILL leaves a readable file holding what it committed.
-"$STEPSCOPE" record -o "$WORK/sigkill.db" -- "$python" -c 'import time
+"$STEPSCOPE" record -o "$WORK/sigkill.db" -- "$python" -c "import time
 def wait_here():
+    open('$WORK/sigkill.ready', 'w').close()
     time.sleep(30)
-wait_here()' > /dev/null 2>&1 &
+wait_here()" > /dev/null 2>&1 &
 recorder=$!
-sleep 2.5
+wait_for_file "$WORK/sigkill.ready"
+sleep 1.5  # past the next commit
 kill -KILL "$recorder"
 wait "$recorder" 2>/dev/null || true
 pkill -f 'def wait_here' || true
@@ -57,11 +59,12 @@ expect_status 0 "$STEPSCOPE" export "$WORK/sigkill.db" --format collapsed --idle
 grep -q wait_here "$WORK/sigkill.txt" || fail "a killed recorder lost its committed samples"
 
 # Attach mode: --pid with --duration; the target is left running.
-"$python" -c 'import time
-def attached_loop():
+"$python" -c "def attached_loop():
+    open('$WORK/attach.ready', 'w').close()
     while True: sum(range(1000))
-attached_loop()' &
+attached_loop()" &
 target=$!
+wait_for_file "$WORK/attach.ready"
 expect_status 0 "$STEPSCOPE" record -o "$WORK/attach.db" --pid "$target" --duration 1
 kill -0 "$target" || fail "attaching killed the target"
 kill "$target"; wait "$target" 2>/dev/null || true
