@@ -11,6 +11,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.includes_idle = options.include_idle;
   report.processes = summarize_processes(run);
   report.functions = function_costs(profile);
+  report.steps = analyze_steps(run);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include "analyses/function_costs.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
+#include "analyses/steps.hpp"
 
 namespace stepscope {
 
@@ -18,6 +19,7 @@ struct Report {
   bool includes_idle = false;
   std::vector<ProcessSummary> processes;
   FunctionCosts functions;
+  StepsAnalysis steps;
 };
 
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options);

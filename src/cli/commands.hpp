@@ -15,5 +15,6 @@ Command add_dump_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
+Command add_monitor_command(CLI::App& app);
 
 }  // namespace stepscope::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(cli::add_report_command);
   add(cli::add_import_command);
   add(cli::add_export_command);
+  add(cli::add_monitor_command);
 
   try {
     app.parse(argc, argv);

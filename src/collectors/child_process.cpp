@@ -1,10 +1,12 @@
 #include "collectors/child_process.hpp"
 
+#include <poll.h>
 #include <spawn.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -33,6 +35,26 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
+std::string_view variable_name(std::string_view setting) {
+  return setting.substr(0, setting.find('='));
+}
+
+// This process's environment with `extra` applied: an extra setting replaces
+// an inherited one of the same name (a child taking the first of two would
+// silently ignore ours).
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view name = variable_name(*e);
+    bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& setting) {
+      return variable_name(setting) == name;
+    });
+    if (!replaced) env.emplace_back(*e);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
 }  // namespace
 
 int shell_exit_status(int wait_status) {
@@ -45,9 +67,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
                            const std::vector<std::string>& extra_env) {
   if (argv.empty()) throw InputError("no command to record");
   std::vector<std::string> args = argv;
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<std::string> env = merged_environment(extra_env);
   std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
 
   // The child must not inherit the recorder's blocked SIGINT/SIGTERM.
@@ -101,6 +121,19 @@ SignalRelay::SignalRelay() {
 SignalRelay::~SignalRelay() {
   if (fd_ >= 0) close(fd_);
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+}
+
+void SignalRelay::wait_until(int64_t deadline_ns) const {
+  constexpr int64_t kSecond = 1'000'000'000;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t left = deadline_ns - (static_cast<int64_t>(now.tv_sec) * kSecond + now.tv_nsec);
+  if (left <= 0) return;
+  timespec timeout{static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
+  pollfd watch{fd_, POLLIN, 0};
+  // EINTR or a signal's arrival end the wait early; the caller polls and
+  // schedules again either way.
+  ppoll(fd_ >= 0 ? &watch : nullptr, fd_ >= 0 ? 1 : 0, &timeout, nullptr);
 }
 
 SignalRelay::Received SignalRelay::poll(pid_t child) {

@@ -57,6 +57,11 @@ class SignalRelay {
   // Ctrl-C reached the child already through its process group.
   Received poll(pid_t child);
 
+  // Sleeps until `deadline_ns` on CLOCK_MONOTONIC, or until a signal
+  // arrives, whichever is first: one system call does both the sampling
+  // loop's sleep and its watch for Ctrl-C.
+  void wait_until(int64_t deadline_ns) const;
+
  private:
   int fd_ = -1;
   sigset_t previous_mask_{};

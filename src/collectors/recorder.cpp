@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 
 #include "collectors/child_process.hpp"
+#include "collectors/hook_channel.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/recording_source.hpp"
+#include "collectors/sysmon_source.hpp"
 #include "run/run_file.hpp"
 #include "util/error.hpp"
 
@@ -32,12 +34,6 @@ void check_options(const RecordOptions& options) {
   if (options.duration_s < 0) throw InputError("record: --duration must not be negative");
   if ((options.attach_pid > 0) == !options.command.empty()) {
     throw InputError("record: give either --pid PID or -- COMMAND, not both or neither");
-  }
-}
-
-void sleep_until(int64_t deadline_ns) {
-  timespec ts{static_cast<time_t>(deadline_ns / kSecond), static_cast<long>(deadline_ns % kSecond)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
   }
 }
 
@@ -65,7 +61,8 @@ void describe_run(Run& run, const RecordOptions& options) {
 // here, so the loop itself never changes for a new one.
 std::vector<std::unique_ptr<RecordingSource>> make_sources(const RecordOptions& options) {
   std::vector<std::unique_ptr<RecordingSource>> sources;
-  (void)options;
+  sources.push_back(make_hook_channel(options));
+  sources.push_back(std::make_unique<SysmonSource>());
   return sources;
 }
 
@@ -133,7 +130,7 @@ class RecordingLoop {
         next_commit = now + kCommitInterval;
       }
       next_round = schedule_next(next_round, monotonic_ns());
-      sleep_until(next_round);
+      relay_.wait_until(end ? std::min(next_round, end) : next_round);
     }
   }
 

@@ -126,6 +126,7 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
 void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
   tracked.alive = false;
   tracked.python.reset();
+  thread_states_.forget_process(tracked.pid);
   run_.processes[tracked.run_index].end_ns = now_ns;
 }
 
@@ -149,7 +150,7 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   for (const PythonThreadStack& stack : scratch_) {
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
     note_thread(tracked, stack.native_tid);
-    auto state = read_thread_state(tracked.pid, static_cast<pid_t>(stack.native_tid));
+    auto state = thread_states_.read(tracked.pid, stack.native_tid);
     if (!state) continue;  // the thread exited since the stack was read
     run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, intern_stack(tracked, stack),
                             thread_state_from_letter(*state), stack.holds_gil});

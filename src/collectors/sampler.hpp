@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectors/python_process.hpp"
+#include "collectors/thread_state_reader.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -70,6 +71,7 @@ class Sampler {
   Run& run_;
   std::map<pid_t, std::unique_ptr<Tracked>> processes_;
   std::vector<PythonThreadStack> scratch_;
+  ThreadStateReader thread_states_;
   SamplerStats stats_;
 };
 

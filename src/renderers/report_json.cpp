@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "renderers/json_writer.hpp"
+#include "renderers/steps_json.hpp"
 
 namespace stepscope {
 
@@ -64,6 +65,8 @@ void append_report(const Report& report, std::string& out) {
   }
   root.field("processes");
   append_processes(report, out);
+  root.field("steps");
+  append_steps_json(*report.run, report.steps, out);
   root.field("profile");
   JsonObject profile(out);
   profile.text("basis", basis_name(report.profile_source));

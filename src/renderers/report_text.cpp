@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
+#include "renderers/steps_text.hpp"
 
 namespace stepscope {
 
@@ -76,6 +77,7 @@ void write_functions(const Report& report, std::ostream& out, size_t top) {
 void write_report_text(const Report& report, std::ostream& out, const ReportTextOptions& options) {
   write_header(report, out);
   write_processes(report, out);
+  write_steps_text(*report.run, report.steps, out);
   write_functions(report, out, options.top_functions);
   if (report.functions.functions.empty()) out << "\nNo samples or spans to profile.\n";
 }

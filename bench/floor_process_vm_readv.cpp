@@ -1,0 +1,138 @@
+// Floors for the sampler benchmark (bench/sampler_peers.py): what the kernel
+// charges for the system calls a Python stack sampler cannot avoid.
+//
+//   g++ -O2 -std=c++20 -o floor bench/floor_process_vm_readv.cpp && ./floor [BYTES...]
+//
+// A child process holds a heap buffer and sleeps; we time, in a loop:
+//   * one process_vm_readv of BYTES from the child's heap (default: 8 bytes, the
+//     bare system call, and 4704 bytes, what stepscope reads per sample of a
+//     30-frame stack on CPython 3.11: a 4 KiB data-stack chunk, the 304-byte
+//     thread state, two code-object headers and a few pointers);
+//   * reading /proc/CHILD/task/CHILD/stat by open+read+close, and by pread on a
+//     descriptor kept open (how a sampler learns whether a thread is running),
+//     and pread of the much shorter schedstat;
+//   * the CPU one clock_nanosleep wakeup costs, after 1 ms (a 1 kHz timer loop)
+//     and after 10 ms (100 Hz).
+// Prints one JSON object: microseconds per call, the median of several batches.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+double now_us(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+// Median over `batches` of the mean time of `calls` calls to `body`.
+double median_us_per_call(const std::function<void()>& body, int calls, int batches = 7,
+                          clockid_t clock = CLOCK_MONOTONIC) {
+  std::vector<double> means;
+  for (int b = 0; b < batches; ++b) {
+    double start = now_us(clock);
+    for (int i = 0; i < calls; ++i) body();
+    means.push_back((now_us(clock) - start) / calls);
+  }
+  std::sort(means.begin(), means.end());
+  return means[means.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<size_t> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+  if (sizes.empty()) sizes = {8, 4704};
+  const size_t biggest = *std::max_element(sizes.begin(), sizes.end());
+
+  // The child's buffer is allocated before fork, so its address is the same there.
+  std::vector<char> heap(biggest, 'x');
+  int ready[2];
+  if (pipe(ready) != 0) return 1;
+  pid_t child = fork();
+  if (child == 0) {
+    std::memset(heap.data(), 'y', heap.size());  // its own copy of the pages
+    char byte = 1;
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  char byte;
+  if (read(ready[0], &byte, 1) != 1) return 1;
+
+  std::vector<char> local(biggest);
+  std::string out = "{";
+  for (size_t size : sizes) {
+    iovec mine{local.data(), size};
+    iovec theirs{heap.data(), size};
+    double us = median_us_per_call(
+        [&] {
+          if (process_vm_readv(child, &mine, 1, &theirs, 1, 0) != static_cast<ssize_t>(size)) {
+            std::perror("process_vm_readv");
+            std::exit(1);
+          }
+        },
+        20000);
+    out += "\"process_vm_readv_" + std::to_string(size) + "B_us\": " + std::to_string(us) + ", ";
+  }
+
+  const std::string stat = "/proc/" + std::to_string(child) + "/task/" + std::to_string(child) + "/stat";
+  char text[1024];
+  double open_read_close = median_us_per_call(
+      [&] {
+        int fd = open(stat.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, text, sizeof text) <= 0) std::exit(1);
+        close(fd);
+      },
+      5000);
+  int fd = open(stat.c_str(), O_RDONLY | O_CLOEXEC);
+  double pread_only = median_us_per_call(
+      [&] {
+        if (pread(fd, text, sizeof text, 0) <= 0) std::exit(1);
+      },
+      5000);
+  close(fd);
+  // schedstat: three numbers (on-CPU ns, waiting ns, slices), no 52-field stat line.
+  const std::string schedstat =
+      "/proc/" + std::to_string(child) + "/task/" + std::to_string(child) + "/schedstat";
+  fd = open(schedstat.c_str(), O_RDONLY | O_CLOEXEC);
+  double schedstat_pread = median_us_per_call(
+      [&] {
+        if (pread(fd, text, sizeof text, 0) <= 0) std::exit(1);
+      },
+      5000);
+  close(fd);
+  out += "\"proc_stat_open_read_close_us\": " + std::to_string(open_read_close) + ", ";
+  out += "\"proc_stat_pread_us\": " + std::to_string(pread_only) + ", ";
+  out += "\"proc_schedstat_pread_us\": " + std::to_string(schedstat_pread) + ", ";
+
+  // CPU time (not wall time) of one sleep and wakeup: what a timer loop costs at
+  // 1 kHz (1 ms sleeps) and at 100 Hz (10 ms sleeps, the CPU idles longer).
+  for (long ms : {1L, 10L}) {
+    double wakeup = median_us_per_call(
+        [ms] {
+          timespec sleep{0, ms * 1'000'000};
+          clock_nanosleep(CLOCK_MONOTONIC, 0, &sleep, nullptr);
+        },
+        ms == 1 ? 200 : 40, 5, CLOCK_PROCESS_CPUTIME_ID);
+    out += "\"sleep_" + std::to_string(ms) + "ms_wakeup_cpu_us\": " + std::to_string(wakeup) +
+           (ms == 1 ? ", " : "}");
+  }
+
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  std::puts(out.c_str());
+  return 0;
+}

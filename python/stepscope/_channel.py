@@ -1,0 +1,120 @@
+"""The channel to the recorder: a Unix datagram socket named by STEPSCOPE_CHANNEL.
+
+Records are short text lines (see docs/steps.md, "Wire format"). They are buffered and
+sent several to a datagram, so a training step costs one system call, not five. A send
+never blocks and never raises into the program: a full socket buffer drops the datagram
+and counts it (the count travels in the next datagram), and a recorder that is gone
+turns the channel off.
+"""
+
+import os
+import threading
+import time
+
+_MAGIC = "SS1"
+_MAX_RECORDS = 32             # records buffered before a send
+_MAX_AGE_NS = 100_000_000     # a record waits at most this long (checked at each record)
+_MAX_NAME = 256               # characters of a range name
+
+
+def now_ns():
+    # CLOCK_MONOTONIC on Linux: the clock the recorder stamps the run with.
+    return time.monotonic_ns()
+
+
+class Channel:
+    def __init__(self, path):
+        import socket
+        self._path = path
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.setblocking(False)
+        self._reset_after_fork()
+        if hasattr(os, "register_at_fork"):
+            # A forked DataLoader worker inherits the socket (fine: datagrams from
+            # several processes do not mix) but must not resend its parent's buffer.
+            os.register_at_fork(after_in_child=self._reset_after_fork)
+
+    def _reset_after_fork(self):
+        self._lock = threading.Lock()
+        self._records = []
+        self._first_ns = 0
+        self._dropped = 0
+        self._header = "%s %d\n" % (_MAGIC, os.getpid())
+        self.open = True
+
+    def send(self, record, flush=False):
+        """Queues one record (a line without its newline); sends when due."""
+        if not self.open:
+            return
+        with self._lock:
+            if not self._records:
+                self._first_ns = now_ns()
+            self._records.append(record)
+            if flush or len(self._records) >= _MAX_RECORDS or now_ns() - self._first_ns > _MAX_AGE_NS:
+                self._flush_locked()
+
+    def flush(self):
+        if self.open:
+            with self._lock:
+                self._flush_locked()
+
+    def _flush_locked(self):
+        if not self._records:
+            return
+        records = self._records
+        self._records = []
+        if self._dropped:
+            records.append("N %d" % self._dropped)
+        data = (self._header + "\n".join(records)).encode("utf-8", "replace")
+        try:
+            self._sock.sendto(data, self._path)
+            self._dropped = 0
+        except (BlockingIOError, InterruptedError):
+            self._dropped += len(records)
+        except OSError:
+            # The recorder is gone (or never listened): stop trying, quietly.
+            self.open = False
+
+
+def clean_name(name):
+    """A range name as one field: no newlines, bounded length."""
+    text = str(name)
+    if len(text) > _MAX_NAME:
+        text = text[:_MAX_NAME]
+    return text.replace("\n", " ").replace("\r", " ")
+
+
+_channel = None
+_channel_lock = threading.Lock()
+
+
+def get():
+    """The process's channel, or None when not recording (or it cannot be opened)."""
+    global _channel
+    if _channel is not None:
+        return _channel if _channel.open else None
+    path = os.environ.get("STEPSCOPE_CHANNEL")
+    if not path:
+        return None
+    with _channel_lock:
+        if _channel is None:
+            try:
+                _channel = Channel(path)
+                _announce(_channel)
+            except Exception:
+                return None
+    return _channel if _channel.open else None
+
+
+def _announce(channel):
+    """Process facts the report needs: the rank (torchrun), the Python version."""
+    import sys
+    facts = [("python", "%d.%d.%d" % sys.version_info[:3])]
+    for key, env in (("rank", "RANK"), ("local_rank", "LOCAL_RANK"), ("world_size", "WORLD_SIZE")):
+        value = os.environ.get(env, "")
+        if value.isdigit():
+            facts.append((key, value))
+    for key, value in facts:
+        channel.send("P %s %s" % (key, value))
+    import atexit
+    atexit.register(channel.flush)

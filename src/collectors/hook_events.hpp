@@ -1,0 +1,76 @@
+// The events stepscope's in-process Python hooks send, and how they become
+// parts of a Run.
+//
+// A datagram is UTF-8 text: a header line `SS1 PID`, then one record per line
+// (docs/steps.md, "Wire format"). Datagrams come from the recorded program,
+// so they are untrusted: a record with a bad field is counted and dropped,
+// and nothing in one can crash the recorder or stretch the run's time range.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+struct HookSpanEvent {
+  SpanKind kind = SpanKind::kOther;
+  int64_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string name;  // user ranges; fixed names otherwise
+};
+
+// The end of a step, with what it processed and its memory peaks (-1: unknown).
+struct HookStepEvent {
+  int64_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t samples = -1;
+  int64_t tokens = -1;
+  int64_t host_peak_bytes = -1;
+  int64_t device_peak_bytes = -1;
+};
+
+struct HookDatagram {
+  int64_t pid = 0;
+  std::vector<HookSpanEvent> spans;  // data waits (with their batch in `batches`), phases, ranges
+  std::vector<std::pair<int64_t, int64_t>> batches;  // (samples, tokens) per data-wait span, in order
+  std::vector<HookStepEvent> steps;
+  std::vector<std::pair<std::string, std::string>> facts;  // process facts: rank, torch, ...
+  std::vector<std::string> disabled;  // "hook: message" for each hook that turned itself off
+  uint64_t dropped_by_sender = 0;     // records the process could not send earlier
+  uint64_t bad_records = 0;
+};
+
+// Nullopt when the datagram is not a stepscope one at all (bad header).
+std::optional<HookDatagram> decode_hook_datagram(std::string_view data);
+
+// Adds decoded datagrams to a Run: spans on (pid, tid), per-step counters
+// (step_samples, step_tokens, step_peak_rss, step_peak_device_memory, each at
+// the step's end), process facts as metadata `hooks.PID.KEY`, and the totals
+// of bad and dropped records as metadata.
+class HookRunBuilder {
+ public:
+  void add(Run& run, const HookDatagram& datagram);
+  void add_bad_datagram(Run& run);
+
+ private:
+  CounterTrackId track(Run& run, std::string_view name, int64_t pid, std::string_view unit);
+  void add_counter(Run& run, std::string_view name, int64_t pid, std::string_view unit,
+                   int64_t ts_ns, int64_t value);
+  void update_totals(Run& run);
+
+  std::map<std::pair<std::string, int64_t>, CounterTrackId> tracks_;
+  uint64_t bad_ = 0;
+  uint64_t dropped_ = 0;
+  size_t disabled_ = 0;
+};
+
+}  // namespace stepscope

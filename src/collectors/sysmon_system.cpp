@@ -1,0 +1,192 @@
+#include "collectors/sysmon_system.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "collectors/proc_files.hpp"
+#include "collectors/proc_text.hpp"
+
+namespace stepscope {
+
+namespace {
+
+constexpr uint64_t kSectorBytes = 512;
+
+// Fields 1..8 of a cpu line; older kernels write fewer, which count as 0.
+std::optional<CpuTimes> parse_cpu_fields(const std::vector<std::string_view>& fields) {
+  if (fields.size() < 5) return std::nullopt;  // user nice system idle at least
+  uint64_t values[8] = {};
+  for (size_t i = 0; i < 8 && i + 1 < fields.size(); ++i) {
+    auto value = parse_number<uint64_t>(fields[i + 1]);
+    if (!value) return std::nullopt;
+    values[i] = *value;
+  }
+  return CpuTimes{values[0], values[1], values[2], values[3],
+                  values[4], values[5], values[6], values[7]};
+}
+
+// "MemTotal:       16318412 kB" -> bytes.
+std::optional<uint64_t> meminfo_bytes(std::string_view text, std::string_view key) {
+  std::vector<std::string_view> fields = split_fields(status_field(text, key));
+  if (fields.empty()) return std::nullopt;
+  auto value = parse_number<uint64_t>(fields[0]);
+  if (!value) return std::nullopt;
+  bool kilobytes = fields.size() > 1 && fields[1] == "kB";
+  return kilobytes ? *value * 1024 : *value;
+}
+
+double per_second(uint64_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0;
+}
+
+bool is_whole_disk(const std::string& name) {
+  if (name.starts_with("loop") || name.starts_with("ram")) return false;
+  struct stat info;
+  return ::stat(("/sys/block/" + name).c_str(), &info) == 0;
+}
+
+template <typename T, typename Parse>
+std::optional<T> read_parsed(const char* path, Parse parse, uint64_t& unreadable) {
+  auto text = read_proc_file(path);
+  std::optional<T> value = text ? parse(*text) : std::nullopt;
+  if (!value) ++unreadable;
+  return value;
+}
+
+}  // namespace
+
+std::optional<CpuStat> parse_cpu_stat(std::string_view text) {
+  CpuStat stat;
+  bool have_total = false;
+  for_each_line(text, [&](std::string_view line) {
+    if (!line.starts_with("cpu")) return;
+    std::vector<std::string_view> fields = split_fields(line);
+    auto times = parse_cpu_fields(fields);
+    if (!times) return;
+    if (fields[0] == "cpu") {
+      stat.total = *times;
+      have_total = true;
+    } else if (auto id = parse_number<int>(fields[0].substr(3)); id && *id >= 0) {
+      stat.core_ids.push_back(*id);
+      stat.cores.push_back(*times);
+    }
+  });
+  if (!have_total) return std::nullopt;
+  return stat;
+}
+
+std::optional<LoadAverage> parse_loadavg(std::string_view text) {
+  std::vector<std::string_view> fields = split_fields(text.substr(0, text.find('\n')));
+  if (fields.size() < 3) return std::nullopt;
+  auto one = parse_number<double>(fields[0]);
+  auto five = parse_number<double>(fields[1]);
+  auto fifteen = parse_number<double>(fields[2]);
+  if (!one || !five || !fifteen) return std::nullopt;
+  return LoadAverage{*one, *five, *fifteen};
+}
+
+std::optional<MemoryInfo> parse_meminfo(std::string_view text) {
+  auto total = meminfo_bytes(text, "MemTotal");
+  auto available = meminfo_bytes(text, "MemAvailable");
+  if (!total || !available) return std::nullopt;
+  MemoryInfo info;
+  info.total_bytes = *total;
+  info.available_bytes = std::min(*available, *total);
+  info.used_bytes = *total - info.available_bytes;
+  info.cached_bytes = meminfo_bytes(text, "Cached").value_or(0);
+  return info;
+}
+
+std::vector<DiskCounters> parse_diskstats(std::string_view text) {
+  std::vector<DiskCounters> disks;
+  for_each_line(text, [&](std::string_view line) {
+    // major minor name reads merged sectors ms writes merged sectors ms in_flight io_ticks ...
+    std::vector<std::string_view> f = split_fields(line);
+    if (f.size() < 13) return;
+    uint64_t v[10];
+    for (size_t i = 0; i < 10; ++i) {
+      auto value = parse_number<uint64_t>(f[i + 3]);
+      if (!value) return;
+      v[i] = *value;
+    }
+    disks.push_back({std::string(f[2]), v[0], v[2], v[4], v[6], v[9]});
+  });
+  return disks;
+}
+
+std::vector<NetCounters> parse_net_dev(std::string_view text) {
+  std::vector<NetCounters> nets;
+  for_each_line(text, [&](std::string_view line) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;  // the header lines have '|', no ':'
+    std::vector<std::string_view> name = split_fields(line.substr(0, colon));
+    std::vector<std::string_view> f = split_fields(line.substr(colon + 1));
+    if (name.size() != 1 || f.size() < 9) return;
+    auto rx = parse_number<uint64_t>(f[0]);
+    auto tx = parse_number<uint64_t>(f[8]);
+    if (rx && tx) nets.push_back({std::string(name[0]), *rx, *tx});
+  });
+  return nets;
+}
+
+std::optional<double> parse_uptime(std::string_view text) {
+  std::vector<std::string_view> fields = split_fields(text.substr(0, text.find('\n')));
+  return fields.empty() ? std::nullopt : parse_number<double>(fields[0]);
+}
+
+SystemCounters read_system_counters() {
+  SystemCounters c;
+  c.cpu = read_parsed<CpuStat>("/proc/stat", parse_cpu_stat, c.unreadable);
+  c.load = read_parsed<LoadAverage>("/proc/loadavg", parse_loadavg, c.unreadable);
+  c.memory = read_parsed<MemoryInfo>("/proc/meminfo", parse_meminfo, c.unreadable);
+  c.uptime_s = read_parsed<double>("/proc/uptime", parse_uptime, c.unreadable);
+  if (auto text = read_proc_file("/proc/diskstats")) {
+    for (DiskCounters& disk : parse_diskstats(*text)) {
+      if (disk.reads + disk.writes > 0 && is_whole_disk(disk.name)) c.disks.push_back(std::move(disk));
+    }
+  } else {
+    ++c.unreadable;
+  }
+  if (auto text = read_proc_file("/proc/net/dev")) {
+    c.networks = parse_net_dev(*text);
+  } else {
+    ++c.unreadable;
+  }
+  return c;
+}
+
+CpuPercent cpu_percent(const CpuTimes& before, const CpuTimes& after) {
+  uint64_t total = counter_delta(before.total(), after.total());
+  if (total == 0) return {};
+  auto share = [total](uint64_t ticks) {
+    return std::min(100.0, 100.0 * static_cast<double>(ticks) / static_cast<double>(total));
+  };
+  uint64_t idle = counter_delta(before.idle, after.idle);
+  uint64_t iowait = counter_delta(before.iowait, after.iowait);
+  CpuPercent p;
+  p.busy = share(total - std::min(total, idle + iowait));
+  p.user = share(counter_delta(before.user + before.nice, after.user + after.nice));
+  p.system = share(counter_delta(before.system + before.irq + before.softirq,
+                                 after.system + after.irq + after.softirq));
+  p.iowait = share(iowait);
+  return p;
+}
+
+DiskRates disk_rates(const DiskCounters& before, const DiskCounters& after, double seconds) {
+  DiskRates r;
+  r.name = after.name;
+  r.read_bytes_per_s = per_second(counter_delta(before.sectors_read, after.sectors_read) * kSectorBytes, seconds);
+  r.write_bytes_per_s =
+      per_second(counter_delta(before.sectors_written, after.sectors_written) * kSectorBytes, seconds);
+  double busy_s = static_cast<double>(counter_delta(before.io_ticks_ms, after.io_ticks_ms)) / 1000.0;
+  r.util_percent = seconds > 0 ? std::min(100.0, 100.0 * busy_s / seconds) : 0;
+  return r;
+}
+
+NetRates net_rates(const NetCounters& before, const NetCounters& after, double seconds) {
+  return {after.name, per_second(counter_delta(before.rx_bytes, after.rx_bytes), seconds),
+          per_second(counter_delta(before.tx_bytes, after.tx_bytes), seconds)};
+}
+
+}  // namespace stepscope

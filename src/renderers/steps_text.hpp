@@ -1,0 +1,17 @@
+// The step anatomy section of `stepscope report` (terminal), and the one-line
+// reason shared with JSON when a run has no steps.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analyses/steps.hpp"
+
+namespace stepscope {
+
+void write_steps_text(const Run& run, const StepsAnalysis& steps, std::ostream& out);
+
+// Why a run has no steps, from what the recorder wrote about its hooks.
+std::string no_steps_reason(const Run& run);
+
+}  // namespace stepscope

@@ -1,0 +1,295 @@
+// sysmon's counter math on recorded /proc text: CPU deltas per core, disk
+// utilization as iostat computes it, process CPU percent, D-state counting,
+// and parsers fed truncated or hostile text.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "collectors/nvml.hpp"
+#include "collectors/sysmon.hpp"
+#include "collectors/sysmon_process.hpp"
+#include "collectors/sysmon_system.hpp"
+#include "renderers/monitor_csv.hpp"
+#include "renderers/monitor_jsonl.hpp"
+#include "renderers/monitor_table.hpp"
+
+namespace stepscope {
+namespace {
+
+// /proc/stat of a two-core machine, one second apart (USER_HZ 100).
+const char* kStatBefore =
+    "cpu  1000 100 500 8000 200 10 20 0 0 0\n"
+    "cpu0 500 50 250 4000 100 5 10 0 0 0\n"
+    "cpu1 500 50 250 4000 100 5 10 0 0 0\n"
+    "intr 12345 0 0\nctxt 999\nbtime 1700000000\n";
+const char* kStatAfter =
+    "cpu  1100 100 530 8060 210 10 20 0 0 0\n"
+    "cpu0 600 50 250 4000 100 5 10 0 0 0\n"   // core 0: 100 ticks all user
+    "cpu1 500 50 280 4060 110 5 10 0 0 0\n"   // core 1: 30 sys, 60 idle, 10 iowait
+    "intr 12400 0 0\nctxt 1200\nbtime 1700000000\n";
+
+TEST(SysmonCpu, PerCoreDeltas) {
+  auto before = parse_cpu_stat(kStatBefore);
+  auto after = parse_cpu_stat(kStatAfter);
+  ASSERT_TRUE(before && after);
+  ASSERT_EQ(after->cores.size(), 2u);
+  EXPECT_EQ(after->core_ids[1], 1);
+
+  CpuPercent core0 = cpu_percent(before->cores[0], after->cores[0]);
+  EXPECT_DOUBLE_EQ(core0.busy, 100);
+  EXPECT_DOUBLE_EQ(core0.user, 100);
+  EXPECT_DOUBLE_EQ(core0.iowait, 0);
+
+  CpuPercent core1 = cpu_percent(before->cores[1], after->cores[1]);
+  EXPECT_DOUBLE_EQ(core1.system, 30);
+  EXPECT_DOUBLE_EQ(core1.iowait, 10);
+  EXPECT_DOUBLE_EQ(core1.busy, 30);  // iowait is idle time, not busy
+
+  CpuPercent total = cpu_percent(before->total, after->total);
+  EXPECT_DOUBLE_EQ(total.busy, 65);  // (100 + 30) of 200 ticks
+  EXPECT_DOUBLE_EQ(total.user, 50);
+}
+
+TEST(SysmonCpu, NoTicksOrCountersGoingBackwardsGiveZero) {
+  auto stat = parse_cpu_stat(kStatAfter);
+  ASSERT_TRUE(stat);
+  CpuPercent same = cpu_percent(stat->total, stat->total);
+  EXPECT_EQ(same.busy, 0);
+  CpuPercent backwards = cpu_percent(stat->total, parse_cpu_stat(kStatBefore)->total);
+  EXPECT_EQ(backwards.busy, 0);
+  EXPECT_GE(backwards.user, 0);
+}
+
+TEST(SysmonCpu, OfflineCoresAndOldKernels) {
+  // cpu1 offline; a 2.6-era line with only four fields.
+  auto stat = parse_cpu_stat("cpu 10 0 5 100\ncpu0 10 0 5 100\ncpu2 1 2 3 4 5 6 7 8\n");
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->total.total(), 115u);
+  ASSERT_EQ(stat->core_ids.size(), 2u);
+  EXPECT_EQ(stat->core_ids[1], 2);
+}
+
+TEST(SysmonCpu, HostileTextIsRejectedNotGuessed) {
+  EXPECT_FALSE(parse_cpu_stat(""));
+  EXPECT_FALSE(parse_cpu_stat("cpu 1 2"));                 // truncated
+  EXPECT_FALSE(parse_cpu_stat("cpu 1 2 x 4 5\n"));         // garbage
+  EXPECT_FALSE(parse_cpu_stat("cpu0 1 2 3 4\n"));          // no total line
+  auto partial = parse_cpu_stat("cpu 1 2 3 4\ncpuX 1 2 3 4\ncpu1 9 9\n");
+  ASSERT_TRUE(partial);
+  EXPECT_TRUE(partial->cores.empty());  // the bad core lines are skipped
+}
+
+// /proc/diskstats one second apart: vda busy 250 ms, wrote 2048 sectors.
+const char* kDisksBefore =
+    " 253       0 vda 1000 10 80000 500 2000 20 160000 900 0 4000 1400 0 0 0 0\n"
+    " 253       1 vda1 900 10 70000 450 1900 20 150000 850 0 3900 1300\n"
+    "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+const char* kDisksAfter =
+    " 253       0 vda 1010 10 80016 505 2100 20 162048 990 1 4250 1500 0 0 0 0\n"
+    " 253       1 vda1 910 10 70016 455 2000 20 152048 940 0 4150 1400\n"
+    "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+TEST(SysmonDisk, UtilizationAndThroughputLikeIostat) {
+  auto before = parse_diskstats(kDisksBefore);
+  auto after = parse_diskstats(kDisksAfter);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[0].name, "vda");
+  DiskRates vda = disk_rates(before[0], after[0], 1.0);
+  EXPECT_DOUBLE_EQ(vda.util_percent, 25);  // 250 ms of io_ticks in 1 s
+  EXPECT_DOUBLE_EQ(vda.write_bytes_per_s, 2048.0 * 512);
+  EXPECT_DOUBLE_EQ(vda.read_bytes_per_s, 16.0 * 512);
+  DiskRates half = disk_rates(before[0], after[0], 0.5);
+  EXPECT_DOUBLE_EQ(half.util_percent, 50);
+  DiskRates short_interval = disk_rates(before[0], after[0], 0.1);
+  EXPECT_DOUBLE_EQ(short_interval.util_percent, 100);  // capped, as iostat does
+}
+
+TEST(SysmonDisk, TruncatedLinesAreSkipped) {
+  auto disks = parse_diskstats(" 8 0 sda 1 2 3\n 8 16 sdb 1 2 3 4 5 6 7 8 9 10 11\n8 32 sdc 1 2 3 4 5 6 7 8 9 x 11\n");
+  ASSERT_EQ(disks.size(), 1u);
+  EXPECT_EQ(disks[0].name, "sdb");
+  EXPECT_EQ(disks[0].io_ticks_ms, 10u);
+}
+
+TEST(SysmonMemory, UsedIsTotalMinusAvailable) {
+  auto m = parse_meminfo("MemTotal:       16000 kB\nMemFree:         1000 kB\n"
+                         "MemAvailable:    6000 kB\nBuffers:          100 kB\nCached:          4000 kB\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->used_bytes, 10000u * 1024);
+  EXPECT_EQ(m->cached_bytes, 4000u * 1024);
+  EXPECT_FALSE(parse_meminfo("MemTotal: 16000 kB\n"));  // pre-3.14 kernels lack MemAvailable
+  EXPECT_FALSE(parse_meminfo("MemTotal: lots\nMemAvailable: 5 kB\n"));
+}
+
+TEST(SysmonLoadAndNet, Parse) {
+  auto load = parse_loadavg("0.52 1.25 2.00 3/456 7890\n");
+  ASSERT_TRUE(load);
+  EXPECT_DOUBLE_EQ(load->five, 1.25);
+  EXPECT_FALSE(parse_loadavg("0.52 abc"));
+
+  auto nets = parse_net_dev(
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets\n"
+      "    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0\n"
+      "  eth0:1000 5 0 0 0 0 0 0 2000 6 0 0 0 0 0 0\n"
+      "  bad0: 1 2 3\n");
+  ASSERT_EQ(nets.size(), 2u);
+  EXPECT_EQ(nets[1].name, "eth0");
+  EXPECT_EQ(nets[1].rx_bytes, 1000u);  // no space after the colon
+  EXPECT_EQ(nets[1].tx_bytes, 2000u);
+  NetRates r = net_rates(nets[0], {"lo", 3193 + 500, 3193 + 100}, 0.5);
+  EXPECT_DOUBLE_EQ(r.rx_bytes_per_s, 1000);
+  EXPECT_DOUBLE_EQ(r.tx_bytes_per_s, 200);
+}
+
+// A stat line of a process with a hostile name: utime 250, stime 50.
+const char* kProcessStat =
+    "4242 (a) b) (c) R 4200 4242 4200 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 "
+    "987654 10000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+TEST(SysmonProcess, CpuPercentFromTicks) {
+  auto ticks = parse_stat_cpu_ticks(kProcessStat);
+  ASSERT_TRUE(ticks);
+  EXPECT_EQ(*ticks, 300u);
+  // Two threads busy for a whole second: 200 ticks at 100 Hz, 200%.
+  EXPECT_DOUBLE_EQ(process_cpu_percent(300, 500, 1.0, 100), 200);
+  EXPECT_DOUBLE_EQ(process_cpu_percent(300, 350, 0.5, 100), 100);
+  EXPECT_EQ(process_cpu_percent(500, 300, 1.0, 100), 0);  // a reused pid: no negative rate
+  EXPECT_EQ(process_cpu_percent(300, 500, 0, 100), 0);
+  EXPECT_FALSE(parse_stat_cpu_ticks("4242 (x) R 1 2 3"));
+  EXPECT_FALSE(parse_stat_cpu_ticks("no parenthesis 1 2 3 4 5 6 7 8 9 10 11 12 13 14"));
+}
+
+TEST(SysmonProcess, StatusAndIo) {
+  auto status = parse_process_status(
+      "Name:\tdata\\x1b[2Jworker\nState:\tS (sleeping)\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n"
+      "Threads:\t7\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t12\n");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->rss_bytes, 102400u * 1024);
+  EXPECT_EQ(status->peak_rss_bytes, 204800u * 1024);
+  EXPECT_EQ(status->threads, 7u);
+  EXPECT_EQ(status->voluntary_switches, 150u);
+  EXPECT_EQ(status->involuntary_switches, 12u);
+  EXPECT_FALSE(parse_process_status("Name:\tx\nVmRSS:\t5 kB\n"));  // truncated before Threads
+
+  auto kernel_thread = parse_process_status("Name:\tkworker/0:1\nThreads:\t1\n");
+  ASSERT_TRUE(kernel_thread);
+  EXPECT_EQ(kernel_thread->rss_bytes, 0u);
+
+  auto io = parse_process_io("rchar: 6976\nwchar: 0\nread_bytes: 4096\nwrite_bytes: 1048576\n");
+  ASSERT_TRUE(io);
+  EXPECT_EQ(io->write_bytes, 1048576u);
+  EXPECT_FALSE(parse_process_io("rchar: 6976\nread_bytes: 40"));
+}
+
+std::string thread_status(const char* state, int voluntary, int involuntary) {
+  return std::string("Name:\tworker\nState:\t") + state + "\nTgid:\t1\nvoluntary_ctxt_switches:\t" +
+         std::to_string(voluntary) + "\nnonvoluntary_ctxt_switches:\t" + std::to_string(involuntary) + "\n";
+}
+
+TEST(SysmonProcess, ThreadsInDiskWaitAndSwitchesAreSummedOverThreads) {
+  ThreadTotals totals;
+  EXPECT_TRUE(add_thread_status(thread_status("R (running)", 10, 1), totals));
+  EXPECT_TRUE(add_thread_status(thread_status("D (disk sleep)", 20, 2), totals));
+  EXPECT_TRUE(add_thread_status(thread_status("S (sleeping)", 30, 3), totals));
+  EXPECT_TRUE(add_thread_status(thread_status("D (disk sleep)", 40, 4), totals));
+  EXPECT_FALSE(add_thread_status("Name:\tworker\nState:\tD (disk sleep)\nvoluntary_ctxt", totals));
+  EXPECT_EQ(totals.disk_wait, 2u);
+  EXPECT_EQ(totals.voluntary_switches, 100u);
+  EXPECT_EQ(totals.involuntary_switches, 10u);
+}
+
+TEST(SysmonLive, FirstSamplePrimesThenThisProcessIsMeasured) {
+  SysmonOptions options;
+  options.gpus = false;
+  Sysmon sysmon(options);
+  SysmonSample first = sysmon.sample(0, {getpid()});
+  EXPECT_FALSE(first.has_rates);
+  ASSERT_EQ(first.processes.size(), 1u);
+  EXPECT_FALSE(first.processes[0].has_rates);
+  EXPECT_GT(first.processes[0].rss_bytes, 0u);
+  SysmonSample second = sysmon.sample(200'000'000, {getpid(), -7});
+  EXPECT_TRUE(second.has_rates);
+  EXPECT_DOUBLE_EQ(second.interval_s, 0.2);
+  ASSERT_EQ(second.processes.size(), 1u);  // the impossible pid is skipped
+  EXPECT_TRUE(second.processes[0].has_rates);
+  EXPECT_GE(second.processes[0].cpu_percent, 0);
+  EXPECT_TRUE(second.gpus.empty());
+}
+
+TEST(Nvml, AbsentLibraryIsAReasonNotAnError) {
+  Nvml nvml("libstepscope-no-such-nvml.so.1");
+  EXPECT_FALSE(nvml.available());
+  EXPECT_NE(nvml.reason().find("libstepscope-no-such-nvml.so.1"), std::string::npos);
+  EXPECT_FALSE(nvml.read(true));
+}
+
+SysmonSample fixture_sample() {
+  SysmonSample s;
+  s.unix_ns = 1'700'000'000'500'000'000;
+  s.interval_s = 1;
+  s.has_rates = true;
+  s.system.cpu = {65, 50, 15, 5};
+  s.system.cores = {{0, {100, 100, 0, 0}}, {1, {30, 0, 30, 10}}};
+  s.system.memory = MemoryInfo{16 << 20, 6 << 20, 4 << 20, 10 << 20};
+  s.system.disks = {{"vda", 8192, 1048576, 25}};
+  ProcessSample p;
+  p.pid = 42;
+  p.name = "evil\x1b[2J\"name";
+  p.cpu_percent = 150;
+  p.has_rates = true;
+  p.io = ProcessIo{0, 4096};
+  s.processes.push_back(p);
+  GpuReading g;
+  g.name = "Fake GPU";
+  g.util_percent = 97;
+  g.memory_used_bytes = 1 << 30;
+  s.gpus.push_back(g);
+  return s;
+}
+
+TEST(MonitorRenderers, JsonlIsOneEscapedObjectWithNullsForUnsupported) {
+  std::string line = monitor_jsonl_line(fixture_sample());
+  ASSERT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  EXPECT_NE(line.find("\"ts\":1700000000.5"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"cpu_percent\":150"), std::string::npos);
+  EXPECT_NE(line.find("\"write_bytes\":4096"), std::string::npos);
+  EXPECT_NE(line.find("\"power_watts\":null"), std::string::npos);
+  EXPECT_EQ(line.find('\x1b'), std::string::npos);
+  EXPECT_NE(line.find("evil\\\\x1B[2J\\\"name"), std::string::npos) << line;
+}
+
+TEST(MonitorRenderers, CsvColumnsAreFixedByTheFirstSample) {
+  MonitorCsv csv(true);
+  SysmonSample s = fixture_sample();
+  std::string first = csv.rows(s);
+  s.system.disks.clear();  // a device disappears
+  s.system.networks.push_back({"new0", 1, 1});  // one appears: ignored
+  std::string second = csv.rows(s);
+  auto count = [](const std::string& text, char c) { return std::count(text.begin(), text.end(), c); };
+  std::string header = first.substr(0, first.find('\n'));
+  std::string row = first.substr(header.size() + 1);
+  EXPECT_EQ(header.rfind("timestamp,cpu_percent,", 0), 0u) << header;
+  EXPECT_NE(header.find("disk_vda_util_percent"), std::string::npos);
+  EXPECT_NE(header.find("gpu0_util_percent"), std::string::npos);
+  EXPECT_EQ(count(row, ','), count(header, ','));
+  EXPECT_EQ(count(second, '\n'), 1);
+  EXPECT_EQ(count(second, ','), count(header, ','));
+  EXPECT_EQ(second.find("new0"), std::string::npos);
+}
+
+TEST(MonitorRenderers, TableEscapesNamesAndClearsOnlyInPlace) {
+  SysmonSample s = fixture_sample();
+  std::string appended = monitor_table(s, {false, false, ""});
+  EXPECT_EQ(appended.find('\x1b'), std::string::npos);
+  EXPECT_NE(appended.find("evil\\x1B[2J\"name"), std::string::npos) << appended;
+  EXPECT_NE(appended.find("Fake GPU"), std::string::npos);
+  std::string in_place = monitor_table(s, {true, true, ""});
+  EXPECT_EQ(in_place.rfind("\x1b[H\x1b[2J", 0), 0u);
+  EXPECT_EQ(human_bytes(1536), "1.5K");
+  EXPECT_EQ(human_bytes(10), "10B");
+}
+
+}  // namespace
+}  // namespace stepscope
