@@ -82,11 +82,14 @@ void BM_PythonSample30Deep(benchmark::State& state) {
   }
   std::vector<PythonThreadStack> stacks;
   size_t errors = 0;
+  const uint64_t reads_before = process->memory_reads();
   for (auto _ : state) {
     if (!process->sample(stacks)) ++errors;
     benchmark::DoNotOptimize(stacks.data());
   }
   state.counters["errors"] = static_cast<double>(errors);
+  state.counters["reads"] = benchmark::Counter(
+      static_cast<double>(process->memory_reads() - reads_before), benchmark::Counter::kAvgIterations);
   state.counters["frames"] = stacks.empty() ? 0.0 : static_cast<double>(stacks[0].frames.size());
   state.SetLabel("Python " + process->version());
 }

@@ -20,7 +20,8 @@ namespace stepscope {
 // The folder holding python/stepscope and python/stepscope_boot: the
 // environment variable STEPSCOPE_PYTHON_DIR when set, else ../python next to
 // the executable's folder (build/stepscope in a checkout), else ../share/
-// stepscope/python (an installed tree). Empty when none holds the hooks.
+// stepscope/python (an installed tree), else the python/ folder of the
+// source tree it was built from. Empty when none holds the hooks.
 std::string find_python_hooks_dir();
 
 class HookChannel : public RecordingSource {

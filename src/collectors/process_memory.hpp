@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -45,8 +46,13 @@ class ProcessMemory {
   // main saving of the sampler. True only when every region was copied whole.
   bool read_many(std::span<const Region> regions) const noexcept;
 
+  // How many process_vm_readv calls this object made: what the sampler's
+  // tests and benchmarks count per sample.
+  uint64_t system_calls() const noexcept { return system_calls_.load(std::memory_order_relaxed); }
+
  private:
   pid_t pid_;
+  mutable std::atomic<uint64_t> system_calls_{0};  // relaxed: a statistic, atomic to be race-free
 };
 
 // Why reading `pid`'s memory was refused, and how to allow it: checks Yama's

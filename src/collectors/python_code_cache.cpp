@@ -15,6 +15,9 @@ namespace {
 // that generate code endlessly (exec, eval, lambdas in loops).
 constexpr size_t kMaxEntries = 1 << 16;
 constexpr size_t kMaxStrings = 1 << 16;
+// Code objects whose headers are read ahead at most (a sample's stacks hold
+// far fewer; a plan larger than a few read_many batches is not worth it).
+constexpr size_t kMaxPrefetched = 512;
 
 }  // namespace
 
@@ -60,19 +63,57 @@ void CodeCache::begin_sample() {
     entries_.clear();
   }
   if (strings_.size() > kMaxStrings) strings_.clear();
+  // The code objects of the last sample are the ones to read ahead now.
+  std::sort(used_.begin(), used_.end());
+  used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
+  prefetch_.swap(used_);
+  if (prefetch_.size() > kMaxPrefetched) prefetch_.clear();
+  used_.clear();
+  prefetched_ = false;
+}
+
+void CodeCache::add_prefetch_regions(std::vector<ProcessMemory::Region>& regions) {
+  prefetch_headers_.resize(prefetch_.size() * header_size_);
+  for (size_t i = 0; i < prefetch_.size(); ++i) {
+    regions.push_back(
+        {prefetch_[i] + header_begin_, prefetch_headers_.data() + i * header_size_, header_size_});
+  }
+}
+
+const char* CodeCache::prefetched_header(uint64_t address) const {
+  if (!prefetched_) return nullptr;
+  auto it = std::lower_bound(prefetch_.begin(), prefetch_.end(), address);
+  if (it == prefetch_.end() || *it != address) return nullptr;
+  return prefetch_headers_.data() + (it - prefetch_.begin()) * header_size_;
 }
 
 bool CodeCache::lookup(std::span<const uint64_t> addresses, std::vector<const CodeInfo*>& out,
-                       std::string& error) {
+                       std::string& error, bool use_prefetched) {
   // Each distinct code object once (recursion repeats them): every region
-  // costs the kernel a page lookup.
-  unique_.assign(addresses.begin(), addresses.end());
-  std::sort(unique_.begin(), unique_.end());
-  unique_.erase(std::unique(unique_.begin(), unique_.end()), unique_.end());
+  // costs the kernel a page lookup. A stack made of the same code objects
+  // as the last lookup's (the common case) reuses that work.
+  if (!std::equal(addresses.begin(), addresses.end(), last_addresses_.begin(),
+                  last_addresses_.end())) {
+    last_addresses_.assign(addresses.begin(), addresses.end());
+    unique_.assign(addresses.begin(), addresses.end());
+    std::sort(unique_.begin(), unique_.end());
+    unique_.erase(std::unique(unique_.begin(), unique_.end()), unique_.end());
+    positions_.clear();
+    for (uint64_t address : addresses) {
+      positions_.push_back(static_cast<uint32_t>(
+          std::lower_bound(unique_.begin(), unique_.end(), address) - unique_.begin()));
+    }
+  }
+  // Headers read ahead where there are, the others in one batched read.
   scratch_.resize(unique_.size() * header_size_);
+  headers_.resize(unique_.size());
   regions_.clear();
   for (size_t i = 0; i < unique_.size(); ++i) {
-    regions_.push_back({unique_[i] + header_begin_, scratch_.data() + i * header_size_, header_size_});
+    headers_[i] = use_prefetched ? prefetched_header(unique_[i]) : nullptr;
+    if (headers_[i] == nullptr) {
+      headers_[i] = scratch_.data() + i * header_size_;
+      regions_.push_back({unique_[i] + header_begin_, scratch_.data() + i * header_size_, header_size_});
+    }
   }
   if (!memory_.read_many(regions_)) {
     error = "cannot read the code objects of the stack";
@@ -80,15 +121,13 @@ bool CodeCache::lookup(std::span<const uint64_t> addresses, std::vector<const Co
   }
   resolved_.clear();
   for (size_t i = 0; i < unique_.size(); ++i) {
-    const CodeInfo* info = validate(unique_[i], identity_of(scratch_.data() + i * header_size_), error);
+    const CodeInfo* info = validate(unique_[i], identity_of(headers_[i]), error);
     if (info == nullptr) return false;
     resolved_.push_back(info);
   }
+  used_.insert(used_.end(), unique_.begin(), unique_.end());
   out.clear();
-  for (uint64_t address : addresses) {
-    size_t index = std::lower_bound(unique_.begin(), unique_.end(), address) - unique_.begin();
-    out.push_back(resolved_[index]);
-  }
+  for (uint32_t position : positions_) out.push_back(resolved_[position]);
   return true;
 }
 

@@ -53,9 +53,19 @@ class CodeCache {
   void begin_sample();
 
   // The entries for `addresses`, validated or decoded. False (with `error`)
-  // when one cannot be read or is not a code object.
+  // when one cannot be read or is not a code object. With `use_prefetched`,
+  // headers read ahead (below) serve for the addresses they cover: only for
+  // frames read before them.
   bool lookup(std::span<const uint64_t> addresses, std::vector<const CodeInfo*>& out,
-              std::string& error);
+              std::string& error, bool use_prefetched = false);
+
+  // Reading headers ahead, in the caller's batched read: appends one region
+  // per code object the previous sample looked up (those stacks rarely
+  // change). After the read, set_prefetched(true) makes them usable for
+  // this sample; set_prefetched(false) when the read failed or was taken
+  // too early to be trusted.
+  void add_prefetch_regions(std::vector<ProcessMemory::Region>& regions);
+  void set_prefetched(bool usable) { prefetched_ = usable; }
 
   size_t size() const { return entries_.size(); }
 
@@ -81,10 +91,21 @@ class CodeCache {
     std::string text;
   };
   std::unordered_map<uint64_t, CachedString> strings_;
+  const char* prefetched_header(uint64_t address) const;
+
   std::vector<uint64_t> unique_;  // per-lookup buffers, reused
+  std::vector<uint32_t> positions_;  // addresses[i] is unique_[positions_[i]]
+  std::vector<uint64_t> last_addresses_;  // what unique_ and positions_ were built for
   std::vector<const CodeInfo*> resolved_;
+  std::vector<const char*> headers_;
   std::vector<char> scratch_;
   std::vector<ProcessMemory::Region> regions_;
+  // Headers read ahead: the addresses looked up in the previous sample
+  // (sorted) and their headers, header_size_ bytes each.
+  std::vector<uint64_t> used_;  // this sample's lookups, deduplicated at the next begin_sample
+  std::vector<uint64_t> prefetch_;
+  std::vector<char> prefetch_headers_;
+  bool prefetched_ = false;
 };
 
 }  // namespace stepscope::python

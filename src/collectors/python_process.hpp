@@ -37,6 +37,8 @@ class PythonProcess {
   // next call.
   bool sample(std::vector<PythonThreadStack>& out);
   const std::string& last_error() const { return last_error_; }
+  // process_vm_readv calls made so far (for benchmarks and tests).
+  uint64_t memory_reads() const { return memory_.system_calls(); }
 
  private:
   PythonProcess(pid_t pid, std::string version, std::string image_path,

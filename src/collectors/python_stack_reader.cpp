@@ -65,16 +65,59 @@ StackReader::StackReader(const ProcessMemory& memory, const PythonLayout& layout
   frame_buffer_.resize(frame_bytes_);
 }
 
+// Most bytes of a plan's speculative read: beyond it (thousands of loose
+// frames or threads) the step-by-step path is used, as the batch would take
+// several calls anyway.
+constexpr size_t kMaxPlannedRegions = 1024;
+// The chunk copy is rounded up to this boundary: the page that held the
+// deepest frame last time is mapped, so the extra bytes are free headroom for
+// a stack that grew a little, and cannot make the read fault.
+constexpr uint64_t kPage = 4096;
+
+StackReader::ThreadPlan& StackReader::Plan::add_thread() {
+  if (thread_count == threads.size()) threads.emplace_back();
+  ThreadPlan& plan = threads[thread_count++];
+  plan.tstate = plan.interp = plan.cframe = plan.chunk = 0;
+  plan.chunk_end = 0;
+  plan.loose.clear();  // keeps its capacity
+
+  return plan;
+}
+
 bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) {
   codes_.begin_sample();
+  bool ok = plan_.valid && read_planned(out, error);
+  if (!ok) {
+    // The lists or a pointer changed since the last sample (or nothing was
+    // planned yet): walk them step by step, each pointer read before what
+    // it points to, with no copy taken ahead.
+    codes_.set_prefetched(false);
+    ok = read_stepwise(out, error);
+  }
+  if (!ok) {
+    plan_.valid = false;
+    return false;
+  }
+  // What this sample walked is where the next one looks first.
+  std::swap(plan_, observed_);
+  size_t regions = 1 + 4 * plan_.interps.size();
+  for (size_t t = 0; t < plan_.thread_count; ++t) regions += 3 + plan_.threads[t].loose.size();
+  plan_.valid = regions <= kMaxPlannedRegions;
+  return true;
+}
+
+// The step-by-step walk: _PyRuntime, then each interpreter, then each of its
+// thread states, each read at the address the previous read gave.
+bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string& error) {
+  observed_.clear();
   uint64_t interp = 0;
   Gil runtime_gil;
-  std::vector<ProcessMemory::Region> regions{{runtime_ + layout_.runtime.interpreters_head, &interp, 8}};
+  regions_.assign({{runtime_ + layout_.runtime.interpreters_head, &interp, 8}});
   if (layout_.gil.scope == GilScope::kRuntime) {
-    regions.push_back({runtime_ + layout_.gil.locked, &runtime_gil.locked, 4});
-    regions.push_back({runtime_ + layout_.gil.last_holder, &runtime_gil.holder, 8});
+    regions_.push_back({runtime_ + layout_.gil.locked, &runtime_gil.locked, 4});
+    regions_.push_back({runtime_ + layout_.gil.last_holder, &runtime_gil.holder, 8});
   }
-  if (!memory_.read_many(regions)) {
+  if (!memory_.read_many(regions_)) {
     error = fmt::format("cannot read _PyRuntime: {}", std::strerror(errno));
     return false;
   }
@@ -86,25 +129,50 @@ bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) 
     }
     uint64_t next_interp = 0, tstate = 0;
     Gil gil = runtime_gil;
-    regions = {{interp + layout_.interpreter.next, &next_interp, 8},
-               {interp + layout_.interpreter.threads_head, &tstate, 8}};
+    regions_.assign({{interp + layout_.interpreter.next, &next_interp, 8},
+                     {interp + layout_.interpreter.threads_head, &tstate, 8}});
     if (layout_.gil.scope == GilScope::kInterpreter) {
-      regions.push_back({interp + layout_.gil.locked, &gil.locked, 4});
-      regions.push_back({interp + layout_.gil.last_holder, &gil.holder, 8});
+      regions_.push_back({interp + layout_.gil.locked, &gil.locked, 4});
+      regions_.push_back({interp + layout_.gil.last_holder, &gil.holder, 8});
     }
-    if (!memory_.read_many(regions)) {
+    if (!memory_.read_many(regions_)) {
       error = fmt::format("cannot read the interpreter state at 0x{:x}", interp);
       return false;
     }
+    observed_.interps.push_back(interp);
+    observed_.thread_counts.push_back(0);
     CycleGuard cycle;
     while (tstate != 0) {
       if (count == kMaxThreads || cycle.seen(tstate)) {
         error = "the thread list is cyclic or implausibly long";
         return false;
       }
+      const char* state = thread_buffer_.data();
+      if (!memory_.read(tstate, thread_buffer_.data(), thread_bytes_)) {
+        error = fmt::format("cannot read the thread state at 0x{:x}", tstate);
+        return false;
+      }
+      ThreadPlan& plan = observed_.add_thread();
+      ++observed_.thread_counts.back();
+      plan.tstate = tstate;
+      plan.interp = interp;
+      uint64_t frame = field<uint64_t>(state, layout_.thread.frame);
+      if (layout_.frame_model == FrameModel::kCFrame) {
+        // tstate->cframe points to a struct on the thread's C stack.
+        plan.cframe = frame;
+        if (frame != 0 && !memory_.read_value(frame + layout_.cframe.current_frame, frame)) {
+          error = fmt::format("cannot read the C frame of thread state 0x{:x}", tstate);
+          return false;
+        }
+      }
+      if (layout_.frame_model != FrameModel::kFrameObjects) {
+        plan.chunk = field<uint64_t>(state, layout_.thread.datastack_chunk);
+      }
+      walk_ = Walk{.chunk_base = plan.chunk, .record = &plan};
       if (out.size() <= count) out.emplace_back();
-      if (!read_thread(tstate, interp, gil, out[count], tstate, error)) return false;
+      if (!read_thread(state, tstate, interp, gil, frame, out[count], error)) return false;
       ++count;
+      tstate = field<uint64_t>(state, layout_.thread.next);
     }
     interp = next_interp;
   }
@@ -112,59 +180,163 @@ bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) 
   return true;
 }
 
-bool StackReader::read_thread(uint64_t tstate, uint64_t interp, const Gil& gil,
-                              PythonThreadStack& out, uint64_t& next, std::string& error) {
-  const char* t = thread_buffer_.data();
-  if (!memory_.read(tstate, thread_buffer_.data(), thread_bytes_)) {
-    error = fmt::format("cannot read the thread state at 0x{:x}", tstate);
-    return false;
+// One region per structure of the plan, in the order the step-by-step walk
+// reads them (runtime, interpreters, then per thread: its state, C frame,
+// chunk, loose frames), so that within the call every pointer is still read
+// before what it points to. The code objects' headers come last.
+void StackReader::build_planned_regions() {
+  regions_.clear();
+  regions_.push_back({runtime_ + layout_.runtime.interpreters_head, &planned_head_, 8});
+  if (layout_.gil.scope == GilScope::kRuntime) {
+    regions_.push_back({runtime_ + layout_.gil.locked, &planned_runtime_gil_.locked, 4});
+    regions_.push_back({runtime_ + layout_.gil.last_holder, &planned_runtime_gil_.holder, 8});
   }
-  if (field<uint64_t>(t, layout_.thread.interp) != interp) {
+  interp_copies_.resize(plan_.interps.size());
+  for (size_t i = 0; i < plan_.interps.size(); ++i) {
+    const uint64_t interp = plan_.interps[i];
+    InterpCopy& copy = interp_copies_[i];
+    regions_.push_back({interp + layout_.interpreter.next, &copy.next, 8});
+    regions_.push_back({interp + layout_.interpreter.threads_head, &copy.threads, 8});
+    if (layout_.gil.scope == GilScope::kInterpreter) {
+      regions_.push_back({interp + layout_.gil.locked, &copy.gil.locked, 4});
+      regions_.push_back({interp + layout_.gil.last_holder, &copy.gil.holder, 8});
+    }
+  }
+  if (thread_copies_.size() < plan_.thread_count) thread_copies_.resize(plan_.thread_count);
+  for (size_t t = 0; t < plan_.thread_count; ++t) {
+    const ThreadPlan& plan = plan_.threads[t];
+    ThreadCopy& copy = thread_copies_[t];
+    copy.state.resize(thread_bytes_);
+    regions_.push_back({plan.tstate, copy.state.data(), thread_bytes_});
+    if (layout_.frame_model == FrameModel::kCFrame && plan.cframe != 0) {
+      regions_.push_back({plan.cframe + layout_.cframe.current_frame, &copy.current_frame, 8});
+    }
+    copy.chunk.clear();
+    if (plan.chunk != 0 && plan.chunk_end != 0) {
+      const uint64_t end = (plan.chunk + plan.chunk_end + kPage - 1) & ~(kPage - 1);
+      copy.chunk.resize(std::min<uint64_t>(end - plan.chunk, kMaxChunkRead));
+      regions_.push_back({plan.chunk, copy.chunk.data(), copy.chunk.size()});
+    }
+    copy.loose.resize(plan.loose.size() * frame_bytes_);
+    for (size_t i = 0; i < plan.loose.size(); ++i) {
+      regions_.push_back({plan.loose[i], copy.loose.data() + i * frame_bytes_, frame_bytes_});
+    }
+  }
+}
+
+// Whether the copies describe the same lists as the plan: the runtime's
+// head, each interpreter's next and first thread, each thread's next, its
+// interpreter, C frame and chunk are the addresses the plan read. Then each
+// copy was read after the pointer to it (same call, earlier region), as the
+// step-by-step walk would have read it.
+bool StackReader::planned_lists_unchanged() const {
+  const auto& t = layout_.thread;
+  const size_t interps = plan_.interps.size();
+  if (planned_head_ != (interps == 0 ? 0 : plan_.interps[0])) return false;
+  size_t index = 0;
+  for (size_t i = 0; i < interps; ++i) {
+    const InterpCopy& interp = interp_copies_[i];
+    const size_t count = plan_.thread_counts[i];
+    if (interp.next != (i + 1 < interps ? plan_.interps[i + 1] : 0)) return false;
+    if (interp.threads != (count == 0 ? 0 : plan_.threads[index].tstate)) return false;
+    for (size_t k = 0; k < count; ++k, ++index) {
+      const ThreadPlan& plan = plan_.threads[index];
+      const char* state = thread_copies_[index].state.data();
+      const uint64_t next = k + 1 < count ? plan_.threads[index + 1].tstate : 0;
+      if (field<uint64_t>(state, t.next) != next ||
+          field<uint64_t>(state, t.interp) != plan_.interps[i]) {
+        return false;
+      }
+      if (layout_.frame_model == FrameModel::kCFrame &&
+          field<uint64_t>(state, t.frame) != plan.cframe) {
+        return false;
+      }
+      if (layout_.frame_model != FrameModel::kFrameObjects &&
+          field<uint64_t>(state, t.datastack_chunk) != plan.chunk) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// The fast path: everything the last sample walked, read again in one call
+// at the same addresses, then used only if the lists still agree. False,
+// with nothing trusted, when they do not or when anything fails: the caller
+// then walks step by step.
+bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string& error) {
+  build_planned_regions();
+  codes_.add_prefetch_regions(regions_);
+  if (!memory_.read_many(regions_)) return false;
+  codes_.set_prefetched(true);
+  if (!planned_lists_unchanged()) return false;
+  observed_.clear();
+  size_t index = 0;
+  for (size_t i = 0; i < plan_.interps.size(); ++i) {
+    const uint64_t interp = plan_.interps[i];
+    const Gil gil = layout_.gil.scope == GilScope::kInterpreter ? interp_copies_[i].gil
+                                                                : planned_runtime_gil_;
+    observed_.interps.push_back(interp);
+    observed_.thread_counts.push_back(plan_.thread_counts[i]);
+    for (size_t k = 0; k < plan_.thread_counts[i]; ++k, ++index) {
+      const ThreadPlan& planned = plan_.threads[index];
+      const ThreadCopy& copy = thread_copies_[index];
+      ThreadPlan& plan = observed_.add_thread();
+      plan.tstate = planned.tstate;
+      plan.interp = interp;
+      plan.cframe = planned.cframe;
+      plan.chunk = planned.chunk;
+      uint64_t frame = field<uint64_t>(copy.state.data(), layout_.thread.frame);
+      if (layout_.frame_model == FrameModel::kCFrame) frame = frame != 0 ? copy.current_frame : 0;
+      walk_ = Walk{.chunk_base = planned.chunk,
+                   .chunk = copy.chunk.data(),
+                   .chunk_size = copy.chunk.size(),
+                   .plan = &planned,
+                   .loose = copy.loose.data(),
+                   .record = &plan};
+      if (out.size() <= index) out.emplace_back();
+      if (!read_thread(copy.state.data(), planned.tstate, interp, gil, frame, out[index], error)) {
+        return false;
+      }
+    }
+  }
+  out.resize(index);
+  return true;
+}
+
+// One thread from its state's bytes and its innermost frame, with walk_ set
+// up to find the frames.
+bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
+                              uint64_t frame, PythonThreadStack& out, std::string& error) {
+  if (field<uint64_t>(state, layout_.thread.interp) != interp) {
     error = fmt::format("the thread state at 0x{:x} belongs to another interpreter", tstate);
     return false;  // freed and reused while we walked the list
   }
-  next = field<uint64_t>(t, layout_.thread.next);
-  out.python_thread_id = field<uint64_t>(t, layout_.thread.thread_id);
+  out.python_thread_id = field<uint64_t>(state, layout_.thread.thread_id);
   out.native_tid = layout_.thread.native_thread_id == kAbsent
                        ? -1
-                       : static_cast<int64_t>(field<uint64_t>(t, layout_.thread.native_thread_id));
+                       : static_cast<int64_t>(field<uint64_t>(state, layout_.thread.native_thread_id));
   out.holds_gil = gil.locked != 0 && gil.holder == tstate;
-  uint64_t frame = field<uint64_t>(t, layout_.thread.frame);
   raw_frames_.clear();
-  bool ok = true;
-  switch (layout_.frame_model) {
-    case FrameModel::kFrameObjects:
-      ok = collect_frame_objects(frame, error);
-      break;
-    case FrameModel::kCFrame:
-      // tstate->cframe points to a struct on the thread's C stack.
-      if (frame != 0 && !memory_.read_value(frame + layout_.cframe.current_frame, frame)) {
-        error = fmt::format("cannot read the C frame of thread state 0x{:x}", tstate);
-        return false;
-      }
-      [[fallthrough]];
-    case FrameModel::kCurrentFrame:
-      chunk_base_ = field<uint64_t>(t, layout_.thread.datastack_chunk);
-      chunk_tried_ = false;
-      ok = collect_interpreter_frames(frame, error);
-      break;
-  }
+  const bool ok = layout_.frame_model == FrameModel::kFrameObjects
+                      ? collect_frame_objects(frame, error)
+                      : collect_interpreter_frames(frame, error);
   return ok && resolve_frames(out.frames, error);
 }
 
 bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
   const auto& f = layout_.frame_object;
   CycleGuard cycle;
-  for (; frame != 0; frame = field<uint64_t>(frame_buffer_.data(), f.back)) {
+  while (frame != 0) {
     if (raw_frames_.size() == kMaxStackDepth || cycle.seen(frame)) {
       error = "the frame chain is cyclic or deeper than 1024";
       return false;
     }
-    if (!memory_.read(frame, frame_buffer_.data(), frame_bytes_)) {
+    const char* bytes = frame_bytes_at(frame);
+    if (bytes == nullptr) {
       error = fmt::format("cannot read the frame at 0x{:x}", frame);
       return false;
     }
-    const char* bytes = frame_buffer_.data();
     RawFrame raw;
     raw.code = field<uint64_t>(bytes, f.code);
     raw.lasti = field<int>(bytes, f.lasti);
@@ -173,29 +345,65 @@ bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
     const bool lineno_valid = layout_.minor >= 10 || field<uint64_t>(bytes, f.trace) != 0;
     raw.lineno = lineno_valid ? field<int>(bytes, f.lineno) : 0;
     raw_frames_.push_back(raw);
+    frame = field<uint64_t>(bytes, f.back);
   }
   return true;
 }
 
+// The bytes of the frame at `frame`: from the copy of the data-stack chunk,
+// from the frames read ahead, or read now; noted for the next plan.
+const char* StackReader::frame_bytes_at(uint64_t frame) {
+  if (const char* bytes = chunk_frame(frame)) return bytes;
+  const char* bytes = loose_frame(frame);
+  if (bytes == nullptr) {
+    if (!memory_.read(frame, frame_buffer_.data(), frame_bytes_)) return nullptr;
+    bytes = frame_buffer_.data();
+    walk_.fresh = true;
+  }
+  walk_.record->loose.push_back(frame);
+  return bytes;
+}
+
 // Frames of 3.11+ live in the thread's data-stack chunk, one after another.
 // The first frame found inside the chunk is read together with everything
-// below it in one call; its callers are then resolved from that copy.
-// Frames elsewhere (generators, coroutines, older chunks) are read one by one.
-const char* StackReader::interpreter_frame_bytes(uint64_t frame) {
-  const bool in_chunk_range = chunk_base_ != 0 && frame >= chunk_base_ &&
-                              frame - chunk_base_ <= kMaxChunkRead - frame_bytes_;
-  if (in_chunk_range && !chunk_tried_) {
-    chunk_tried_ = true;
-    chunk_buffer_.resize(frame - chunk_base_ + frame_bytes_);
-    if (!memory_.read(chunk_base_, chunk_buffer_.data(), chunk_buffer_.size())) {
-      chunk_buffer_.clear();
+// below it in one call (unless the planned copy already holds it); its
+// callers are then resolved from that copy. Frames elsewhere (generators,
+// coroutines, older chunks) are read one by one.
+const char* StackReader::chunk_frame(uint64_t frame) {
+  const uint64_t base = walk_.chunk_base;
+  if (base == 0 || frame < base || frame - base > kMaxChunkRead - frame_bytes_) return nullptr;
+  const size_t end = frame - base + frame_bytes_;
+  if (end > walk_.chunk_size && !walk_.chunk_read) {
+    walk_.chunk_read = true;
+    chunk_buffer_.resize(end);
+    if (memory_.read(base, chunk_buffer_.data(), end)) {
+      walk_.chunk = chunk_buffer_.data();
+      walk_.chunk_size = end;
+      walk_.fresh = true;
     }
   }
-  if (in_chunk_range && frame - chunk_base_ + frame_bytes_ <= chunk_buffer_.size()) {
-    return chunk_buffer_.data() + (frame - chunk_base_);
+  if (end > walk_.chunk_size) return nullptr;
+  walk_.record->chunk_end = std::max(walk_.record->chunk_end, end);
+  return walk_.chunk + (frame - base);
+}
+
+// A frame read ahead at an address the last sample found outside the chunk.
+// Usable only while nothing of this walk was read after the speculative
+// call: then the pointer to it came from an earlier region of that call
+// (the planned frames are in chain order, and only later ones are searched),
+// so it was read before the frame, as the step-by-step walk would. A frame
+// at that address may since have been freed and reused for another, but
+// then it is that other frame that the pointer names.
+const char* StackReader::loose_frame(uint64_t frame) {
+  if (walk_.plan == nullptr || walk_.fresh) return nullptr;
+  const std::vector<uint64_t>& loose = walk_.plan->loose;
+  for (size_t i = walk_.loose_next; i < loose.size(); ++i) {
+    if (loose[i] == frame) {
+      walk_.loose_next = i + 1;
+      return walk_.loose + i * frame_bytes_;
+    }
   }
-  if (!memory_.read(frame, frame_buffer_.data(), frame_bytes_)) return nullptr;
-  return frame_buffer_.data();
+  return nullptr;
 }
 
 bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error) {
@@ -206,7 +414,7 @@ bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error)
       error = "the frame chain is cyclic or deeper than 1024";
       return false;
     }
-    const char* bytes = interpreter_frame_bytes(frame);
+    const char* bytes = frame_bytes_at(frame);
     if (bytes == nullptr) {
       error = fmt::format("cannot read the frame at 0x{:x}", frame);
       return false;
@@ -228,7 +436,10 @@ bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error)
 bool StackReader::resolve_frames(std::vector<PythonFrame>& out, std::string& error) {
   code_addresses_.clear();
   for (const RawFrame& raw : raw_frames_) code_addresses_.push_back(raw.code);
-  if (!codes_.lookup(code_addresses_, code_infos_, error)) return false;
+  // The headers read ahead were read after every frame of the speculative
+  // call; not after a frame this walk had to read later.
+  const bool prefetched = walk_.plan != nullptr && !walk_.fresh;
+  if (!codes_.lookup(code_addresses_, code_infos_, error, prefetched)) return false;
   out.clear();
   for (size_t i = 0; i < raw_frames_.size(); ++i) {
     const CodeInfo& code = *code_infos_[i];

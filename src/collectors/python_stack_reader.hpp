@@ -47,7 +47,9 @@ class StackReader {
               uint64_t code_type);
 
   // Reads every thread of every interpreter into `out` (reusing its
-  // storage). False, with `error` saying what failed, when the memory could
+  // storage). In the steady state this is one process_vm_readv (two when the
+  // set of code objects changed): the structures are read at the addresses
+  // the previous sample found, and used only if their pointers still agree. False, with `error` saying what failed, when the memory could
   // not be read or does not make sense, as when the target changed it while
   // we read: the caller counts an error sample. Never throws for bad memory.
   bool read(std::vector<PythonThreadStack>& out, std::string& error);
@@ -66,11 +68,70 @@ class StackReader {
     uint64_t holder = 0;
   };
 
-  bool read_thread(uint64_t tstate, uint64_t interp, const Gil& gil, PythonThreadStack& out,
-                   uint64_t& next, std::string& error);
+  // Where one thread's structures were at a sample: the addresses the next
+  // sample reads speculatively, all in one call (see read_planned).
+  struct ThreadPlan {
+    uint64_t tstate = 0;
+    uint64_t interp = 0;
+    uint64_t cframe = 0;          // 3.11: tstate->cframe
+    uint64_t chunk = 0;           // 3.11+: tstate->datastack_chunk
+    size_t chunk_end = 0;         // bytes of the chunk the frames occupied
+    std::vector<uint64_t> loose;  // frames read outside the chunk, innermost first
+  };
+  // The interpreter and thread lists as one sample walked them. Threads are
+  // in list order, those of interps[0] first. Vectors only grow (`threads`
+  // holds `thread_count` live entries) so that steady samples do not allocate.
+  struct Plan {
+    bool valid = false;
+    std::vector<uint64_t> interps;
+    std::vector<size_t> thread_counts;  // per interpreter
+    std::vector<ThreadPlan> threads;
+    size_t thread_count = 0;
+    void clear() {
+      valid = false;
+      interps.clear();
+      thread_counts.clear();
+      thread_count = 0;
+    }
+    ThreadPlan& add_thread();
+  };
+  // The destinations of the speculative read, one per planned interpreter
+  // and thread.
+  struct InterpCopy {
+    uint64_t next = 0;
+    uint64_t threads = 0;
+    Gil gil;
+  };
+  struct ThreadCopy {
+    std::vector<char> state;      // thread_bytes_ of the thread state
+    uint64_t current_frame = 0;   // 3.11: cframe->current_frame
+    std::vector<char> chunk;      // the chunk's first bytes, page-rounded
+    std::vector<char> loose;      // frame_bytes_ per planned loose frame
+  };
+  // How the frames of the thread being walked are found (reset per thread).
+  struct Walk {
+    uint64_t chunk_base = 0;
+    const char* chunk = nullptr;  // a copy of [chunk_base, chunk_base + chunk_size)
+    size_t chunk_size = 0;
+    bool chunk_read = false;      // the chunk was read during this walk
+    const ThreadPlan* plan = nullptr;  // frames read ahead (fast path only)
+    const char* loose = nullptr;
+    size_t loose_next = 0;        // planned loose frames before it are used or skipped
+    bool fresh = false;           // something was read after the speculative call
+    ThreadPlan* record = nullptr; // where this walk is noted for the next plan
+  };
+
+  bool read_stepwise(std::vector<PythonThreadStack>& out, std::string& error);
+  bool read_planned(std::vector<PythonThreadStack>& out, std::string& error);
+  void build_planned_regions();
+  bool planned_lists_unchanged() const;
+  bool read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
+                   uint64_t frame, PythonThreadStack& out, std::string& error);
   bool collect_frame_objects(uint64_t frame, std::string& error);
   bool collect_interpreter_frames(uint64_t frame, std::string& error);
-  const char* interpreter_frame_bytes(uint64_t frame);
+  const char* frame_bytes_at(uint64_t frame);
+  const char* chunk_frame(uint64_t frame);
+  const char* loose_frame(uint64_t frame);
   bool resolve_frames(std::vector<PythonFrame>& out, std::string& error);
   int line_of(const RawFrame& raw, const python::CodeInfo& code) const;
   bool incomplete(const RawFrame& raw, const python::CodeInfo& code) const;
@@ -84,12 +145,20 @@ class StackReader {
   // Buffers reused from sample to sample.
   std::vector<char> thread_buffer_;
   std::vector<char> frame_buffer_;
-  std::vector<char> chunk_buffer_;  // [chunk_base_, chunk_base_ + size) of the current thread
-  uint64_t chunk_base_ = 0;
-  bool chunk_tried_ = false;
+  std::vector<char> chunk_buffer_;  // the chunk of the current thread, when read during the walk
   std::vector<RawFrame> raw_frames_;
   std::vector<uint64_t> code_addresses_;
   std::vector<const CodeInfo*> code_infos_;
+  std::vector<ProcessMemory::Region> regions_;
+  // The speculative path: what the last good sample walked (plan_), what
+  // this one walks (observed_), and the copies read at plan_'s addresses.
+  Plan plan_;
+  Plan observed_;
+  uint64_t planned_head_ = 0;
+  Gil planned_runtime_gil_;
+  std::vector<InterpCopy> interp_copies_;
+  std::vector<ThreadCopy> thread_copies_;
+  Walk walk_;
 };
 
 }  // namespace python

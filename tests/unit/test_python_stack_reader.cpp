@@ -52,9 +52,9 @@ class FakeHeap {
   // A code object whose 8 code units are all on line first_line + 1.
   uint64_t code(const std::string& name, const std::string& file, int first_line) {
     const auto& c = layout_.code;
-    uint64_t address = alloc(c.code_adaptive + 16);
+    uint64_t address = alloc(c.code_adaptive != kAbsent ? c.code_adaptive + 16 : 512);
     put(address, c.name, str(name));
-    put(address, c.qualname, str("Class." + name));
+    if (c.qualname != kAbsent) put(address, c.qualname, str("Class." + name));
     put(address, c.filename, str(file));
     put(address, c.firstlineno, first_line);
     const char kNoColumnsEightUnits = static_cast<char>(0x80 | (13 << 3) | 7);
@@ -62,8 +62,11 @@ class FakeHeap {
     return address;
   }
   uint64_t frame(uint64_t code, uint64_t previous, int instruction) {
+    return frame_at(alloc(layout_.interpreter_frame.size), code, previous, instruction);
+  }
+  // An interpreter frame at `address`, e.g. inside a fake data-stack chunk.
+  uint64_t frame_at(uint64_t address, uint64_t code, uint64_t previous, int instruction) {
     const auto& f = layout_.interpreter_frame;
-    uint64_t address = alloc(f.size);
     put(address, f.code, code);
     put(address, f.previous, previous);
     put<uint64_t>(address, f.instr, code + layout_.code.code_adaptive + 2 * instruction);
@@ -216,6 +219,178 @@ TEST(PythonStackReader, ObjectsOfTheWrongTypeAreRejected) {
   EXPECT_TRUE(reader.read(threads, error)) << error;
 }
 
+// Samples after the first read everything in one process_vm_readv at the
+// addresses found before, and must still see every change the target makes.
+struct ChunkedStack {
+  FakeHeap heap;
+  uint64_t chunk = heap.alloc(4096);
+  uint64_t outer_code = heap.code("outer", "/app/a.py", 10);
+  uint64_t inner_code = heap.code("inner", "/app/a.py", 20);
+  uint64_t outer = heap.frame_at(chunk + 64, outer_code, 0, 1);
+  uint64_t inner = heap.frame_at(chunk + 64 + kLayout.interpreter_frame.size, inner_code, outer, 2);
+  FakeInterpreter fake{heap, inner};
+  ProcessMemory memory{::getpid()};
+  StackReader reader{memory, kLayout, fake.runtime, 0};
+  std::vector<PythonThreadStack> threads;
+  std::string error;
+
+  ChunkedStack() { heap.put(fake.tstate, kLayout.thread.datastack_chunk, chunk); }
+  // The functions of each thread's frames, innermost first, and the reads it took.
+  std::vector<std::vector<std::string>> sample(uint64_t* reads = nullptr) {
+    const uint64_t before = memory.system_calls();
+    std::vector<std::vector<std::string>> names;
+    if (!reader.read(threads, error)) return {{"error: " + error}};
+    if (reads != nullptr) *reads = memory.system_calls() - before;
+    for (const auto& thread : threads) {
+      names.emplace_back();
+      for (const auto& frame : thread.frames) names.back().emplace_back(frame.function);
+    }
+    return names;
+  }
+};
+
+using Names = std::vector<std::vector<std::string>>;
+
+TEST(PythonStackReader, SteadySamplesTakeOneRead) {
+  ChunkedStack s;
+  const Names expected{{"Class.inner", "Class.outer"}};
+  uint64_t reads = 0;
+  EXPECT_EQ(s.sample(&reads), expected);
+  EXPECT_GE(reads, 4u) << "the first sample walks step by step";
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(s.sample(&reads), expected);
+    EXPECT_EQ(reads, 1u) << "runtime, interpreter, thread, C frame, chunk and code objects at once";
+  }
+  EXPECT_EQ(s.threads[0].frames[0].line, 21);
+  EXPECT_TRUE(s.threads[0].holds_gil);
+}
+
+TEST(PythonStackReader, SeesFramesPushedAndPoppedBetweenSamples) {
+  ChunkedStack s;
+  s.sample();
+  s.sample();
+  const uint64_t new_code = s.heap.code("callee", "/app/b.py", 30);
+  const uint64_t callee = s.heap.frame_at(s.chunk + 64 + 2 * kLayout.interpreter_frame.size,
+                                          new_code, s.inner, 0);
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, callee);
+  uint64_t reads = 0;
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
+  EXPECT_EQ(reads, 2u) << "one more for the new code object's header";
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
+  EXPECT_EQ(reads, 1u);
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.outer);
+  EXPECT_EQ(s.sample(), (Names{{"Class.outer"}}));
+  // A frame beyond the page-rounded copy of the chunk is still found.
+  const uint64_t far = s.heap.frame_at(s.chunk + 3000, new_code, s.outer, 0);
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, far);
+  EXPECT_EQ(s.sample(), (Names{{"Class.callee", "Class.outer"}}));
+}
+
+TEST(PythonStackReader, SeesTheCFrameAndChunkChange) {
+  ChunkedStack s;
+  s.sample();
+  s.sample();
+  // A new C frame (the thread returned to C and called back in).
+  const uint64_t cframe = s.heap.alloc(16);
+  s.heap.put(cframe, kLayout.cframe.current_frame, s.outer);
+  s.heap.put(s.fake.tstate, kLayout.thread.frame, cframe);
+  EXPECT_EQ(s.sample(), (Names{{"Class.outer"}}));
+  // A new chunk whose frame sits at an address the old copy covered.
+  const uint64_t chunk = s.heap.alloc(4096);
+  const uint64_t moved = s.heap.frame_at(chunk + 64, s.inner_code, 0, 0);
+  s.heap.put(s.fake.tstate, kLayout.thread.datastack_chunk, chunk);
+  s.heap.put(cframe, kLayout.cframe.current_frame, moved);
+  EXPECT_EQ(s.sample(), (Names{{"Class.inner"}}));
+  EXPECT_EQ(s.sample(), (Names{{"Class.inner"}}));
+  // A code object replaced at its address while the plan holds it.
+  s.heap.put(s.inner_code, kLayout.code.qualname, s.heap.str("replaced"));
+  EXPECT_EQ(s.sample(), (Names{{"replaced"}}));
+}
+
+TEST(PythonStackReader, SeesThreadsComeAndGo) {
+  ChunkedStack s;
+  s.sample();
+  s.sample();
+  const uint64_t second = s.heap.alloc(512);
+  s.heap.put(second, kLayout.thread.interp, s.fake.interp);
+  s.heap.put<uint64_t>(second, kLayout.thread.thread_id, 5678);
+  s.heap.put(s.fake.tstate, kLayout.thread.next, second);  // no C frame: no Python frames
+  EXPECT_EQ(s.sample(), (Names{{"Class.inner", "Class.outer"}, {}}));
+  EXPECT_EQ(s.threads[1].python_thread_id, 5678u);
+  uint64_t reads = 0;
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.inner", "Class.outer"}, {}}));
+  EXPECT_EQ(reads, 1u);
+  // The first thread exits: the list starts at the second.
+  s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, second);
+  EXPECT_EQ(s.sample(), (Names{{}}));
+  EXPECT_EQ(s.threads[0].python_thread_id, 5678u);
+  // A thread state moved to another interpreter is not read as ours.
+  s.heap.put(second, kLayout.thread.interp, s.heap.alloc(64));
+  EXPECT_EQ(s.sample()[0][0].substr(0, 6), "error:");
+  s.heap.put(second, kLayout.thread.interp, s.fake.interp);
+  EXPECT_EQ(s.sample(), (Names{{}}));
+  // No interpreter at all (finalized).
+  s.heap.put<uint64_t>(s.fake.runtime, kLayout.runtime.interpreters_head, 0);
+  EXPECT_EQ(s.sample(), Names{});
+}
+
+// 3.8-3.10 keep frames as heap objects, one read each step by step; the plan
+// reads them all at once, and follows the chain as it is now.
+TEST(PythonStackReader, FrameObjectsAreReadAheadAndRevalidated) {
+  const PythonLayout& layout = kLayout3_10;
+  const auto& f = layout.frame_object;
+  FakeHeap heap(layout);
+  auto frame_object = [&](uint64_t code, uint64_t back, int line) {
+    uint64_t address = heap.alloc(512);
+    heap.put(address, f.code, code);
+    heap.put(address, f.back, back);
+    heap.put(address, f.lineno, line);
+    return address;
+  };
+  const uint64_t a = heap.code("a", "/app/a.py", 1), b = heap.code("b", "/app/a.py", 5);
+  const uint64_t c = heap.code("c", "/app/a.py", 9);
+  uint64_t bottom = frame_object(a, 0, 2);
+  uint64_t middle = frame_object(b, bottom, 6);
+  uint64_t top = frame_object(c, middle, 10);
+  FakeHeap& h = heap;
+  const uint64_t runtime = h.alloc(2048), interp = h.alloc(2048), tstate = h.alloc(512);
+  h.put(runtime, layout.runtime.interpreters_head, interp);
+  h.put(interp, layout.interpreter.threads_head, tstate);
+  h.put(tstate, layout.thread.interp, interp);
+  h.put(tstate, layout.thread.frame, top);
+  ProcessMemory memory(::getpid());
+  StackReader reader(memory, layout, runtime, 0);
+  std::vector<PythonThreadStack> threads;
+  std::string error;
+  auto names = [&](uint64_t* reads) {
+    const uint64_t before = memory.system_calls();
+    std::vector<std::string> out;
+    if (!reader.read(threads, error)) return std::vector<std::string>{"error: " + error};
+    *reads = memory.system_calls() - before;
+    for (const auto& frame : threads.at(0).frames) out.emplace_back(frame.function);
+    return out;
+  };
+  uint64_t reads = 0;
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"c", "b", "a"}));
+  EXPECT_GE(reads, 5u);
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"c", "b", "a"}));
+  EXPECT_EQ(reads, 1u);
+  EXPECT_EQ(threads[0].frames[1].line, 6);
+  // The middle frame returned and its object was reused for a call of `a`.
+  heap.put(middle, f.code, a);
+  heap.put(middle, f.lineno, 3);
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"c", "a", "a"}));
+  EXPECT_EQ(threads[0].frames[1].line, 3);
+  // A new frame on top, then the chain cut short.
+  uint64_t newer = frame_object(b, top, 7);
+  heap.put(tstate, layout.thread.frame, newer);
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"b", "c", "a", "a"}));
+  heap.put<uint64_t>(top, f.back, 0);
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(names(&reads), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(reads, 1u);
+}
+
 // Random bytes in every structure, with pointers among them aimed at the
 // other fake objects: the reader may fail, but never crash or hang.
 TEST(PythonStackReader, SurvivesGarbage) {
@@ -235,6 +410,12 @@ TEST(PythonStackReader, SurvivesGarbage) {
     std::vector<PythonThreadStack> threads;
     std::string error;
     for (int i = 0; i < 3; ++i) reader.read(threads, error);
+    // Changing bytes between samples exercises the read-ahead path's checks.
+    for (int i = 0; i < 5; ++i) {
+      heap.put(blocks[rng() % blocks.size()], static_cast<uint32_t>(rng() % 128) * 8,
+               rng() % 2 == 0 ? blocks[rng() % blocks.size()] + (rng() % 64) * 8 : rng());
+      reader.read(threads, error);
+    }
   }
 }
 
