@@ -2,10 +2,10 @@
 
 #include <dirent.h>
 
-#include <charconv>
 #include <memory>
 
 #include "collectors/proc_files.hpp"
+#include "collectors/proc_text.hpp"
 
 namespace stepscope {
 
@@ -29,42 +29,33 @@ std::vector<int64_t> list_task_ids(pid_t pid) {
   return tids;
 }
 
-// The fields after "(comm) ", split on spaces: state is field 0 (the
-// third field of the file), ppid field 1, starttime field 19, exit_code 49.
-std::vector<std::string_view> fields_after_comm(const std::string& stat) {
-  std::vector<std::string_view> fields;
+// The fields after "(comm) " of the first line: state is field 0 (the
+// third field of the file), ppid 1, utime 11, stime 12, starttime 19,
+// exit_code 49.
+std::vector<std::string_view> fields_after_comm(std::string_view stat) {
   size_t close = stat.rfind(')');
-  if (close == std::string::npos) return fields;
-  std::string_view rest = std::string_view(stat).substr(close + 1);
-  while (!rest.empty()) {
-    size_t start = rest.find_first_not_of(" \n");
-    if (start == std::string_view::npos) break;
-    rest.remove_prefix(start);
-    size_t end = rest.find_first_of(" \n");
-    fields.push_back(rest.substr(0, end));
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
-  }
-  return fields;
-}
-
-template <typename T>
-bool parse_number(std::string_view text, T& value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size();
+  if (close == std::string_view::npos) return {};
+  std::string_view rest = stat.substr(close + 1);
+  return split_fields(rest.substr(0, rest.find('\n')));
 }
 
 }  // namespace
 
 std::optional<ProcStat> parse_proc_stat(const std::string& stat) {
   std::vector<std::string_view> fields = fields_after_comm(stat);
-  ProcStat out;
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
+  auto parent = parse_number<pid_t>(fields[1]);
+  auto utime = parse_number<uint64_t>(fields[11]);
+  auto stime = parse_number<uint64_t>(fields[12]);
+  auto start = parse_number<uint64_t>(fields[19]);
+  if (!parent || !utime || !stime || !start) return std::nullopt;
+  ProcStat out;
   out.state = fields[0][0];
-  if (!parse_number(fields[1], out.parent_pid) || !parse_number(fields[19], out.start_ticks)) {
-    return std::nullopt;
-  }
+  out.parent_pid = *parent;
+  out.cpu_ticks = *utime + *stime;
+  out.start_ticks = *start;
   // exit_code appeared in Linux 3.5; older kernels simply do not tell.
-  if (fields.size() > 49 && !parse_number(fields[49], out.exit_code)) out.exit_code = -1;
+  if (fields.size() > 49) out.exit_code = parse_number<int>(fields[49]).value_or(-1);
   return out;
 }
 

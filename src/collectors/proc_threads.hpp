@@ -38,6 +38,7 @@ std::optional<std::string> read_command_line(pid_t pid);
 struct ProcStat {
   char state = '?';
   pid_t parent_pid = 0;
+  uint64_t cpu_ticks = 0;    // user + system time, in clock ticks
   uint64_t start_ticks = 0;  // since boot: with the pid, identifies a process
   int exit_code = -1;        // the raw wait status, valid once the state is Z
 };

@@ -13,7 +13,6 @@ namespace {
 
 // utime and stime are fields 14 and 15 of the file, so 11 and 12 counted
 // from the state letter right after the name.
-constexpr size_t kUtimeAfterName = 11;
 
 std::optional<uint64_t> status_number(std::string_view status, std::string_view key) {
   std::vector<std::string_view> fields = split_fields(status_field(status, key));
@@ -35,18 +34,6 @@ ThreadTotals read_thread_totals(pid_t pid) {
 }
 
 }  // namespace
-
-std::optional<uint64_t> parse_stat_cpu_ticks(std::string_view stat) {
-  size_t close = stat.rfind(')');
-  if (close == std::string_view::npos) return std::nullopt;
-  std::string_view rest = stat.substr(close + 1);
-  std::vector<std::string_view> fields = split_fields(rest.substr(0, rest.find('\n')));
-  if (fields.size() <= kUtimeAfterName + 1) return std::nullopt;
-  auto utime = parse_number<uint64_t>(fields[kUtimeAfterName]);
-  auto stime = parse_number<uint64_t>(fields[kUtimeAfterName + 1]);
-  if (!utime || !stime) return std::nullopt;
-  return *utime + *stime;
-}
 
 std::optional<ProcessStatus> parse_process_status(std::string_view status) {
   auto threads = status_number(status, "Threads");
@@ -83,10 +70,9 @@ std::optional<ProcessCounters> read_process_counters(pid_t pid, uint64_t& unread
   auto stat_text = read_proc_file(proc_path(pid, "stat"));
   if (!stat_text) return std::nullopt;  // gone: an exit, not a fault
   auto stat = parse_proc_stat(*stat_text);
-  auto ticks = parse_stat_cpu_ticks(*stat_text);
   auto status_text = read_proc_file(proc_path(pid, "status"));
   auto status = status_text ? parse_process_status(*status_text) : std::nullopt;
-  if (!stat || !ticks || !status) {
+  if (!stat || !status) {
     if (read_proc_stat(pid)) ++unreadable;  // still there, so the read itself failed
     return std::nullopt;
   }
@@ -94,7 +80,7 @@ std::optional<ProcessCounters> read_process_counters(pid_t pid, uint64_t& unread
   ProcessCounters c;
   c.pid = pid;
   c.start_ticks = stat->start_ticks;
-  c.cpu_ticks = *ticks;
+  c.cpu_ticks = stat->cpu_ticks;
   c.status = std::move(*status);
   auto io_text = read_proc_file(proc_path(pid, "io"));
   c.io = io_text ? parse_process_io(*io_text) : std::nullopt;

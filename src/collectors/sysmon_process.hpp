@@ -13,11 +13,6 @@
 
 namespace stepscope {
 
-// utime + stime (fields 14 and 15 of /proc/PID/stat) in clock ticks; nullopt
-// for truncated text. Fields are counted after the last ')', since the
-// command name may hold spaces and parentheses.
-std::optional<uint64_t> parse_stat_cpu_ticks(std::string_view stat);
-
 // What /proc/PID/status says about memory, threads and context switches.
 struct ProcessStatus {
   std::string name;

@@ -7,6 +7,7 @@
 
 #include "collectors/nvml.hpp"
 #include "collectors/sysmon.hpp"
+#include "collectors/proc_threads.hpp"
 #include "collectors/sysmon_process.hpp"
 #include "collectors/sysmon_system.hpp"
 #include "renderers/monitor_csv.hpp"
@@ -148,16 +149,16 @@ const char* kProcessStat =
     "987654 10000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
 
 TEST(SysmonProcess, CpuPercentFromTicks) {
-  auto ticks = parse_stat_cpu_ticks(kProcessStat);
-  ASSERT_TRUE(ticks);
-  EXPECT_EQ(*ticks, 300u);
+  auto stat = parse_proc_stat(kProcessStat);
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->cpu_ticks, 300u);
   // Two threads busy for a whole second: 200 ticks at 100 Hz, 200%.
   EXPECT_DOUBLE_EQ(process_cpu_percent(300, 500, 1.0, 100), 200);
   EXPECT_DOUBLE_EQ(process_cpu_percent(300, 350, 0.5, 100), 100);
   EXPECT_EQ(process_cpu_percent(500, 300, 1.0, 100), 0);  // a reused pid: no negative rate
   EXPECT_EQ(process_cpu_percent(300, 500, 0, 100), 0);
-  EXPECT_FALSE(parse_stat_cpu_ticks("4242 (x) R 1 2 3"));
-  EXPECT_FALSE(parse_stat_cpu_ticks("no parenthesis 1 2 3 4 5 6 7 8 9 10 11 12 13 14"));
+  EXPECT_FALSE(parse_proc_stat("4242 (x) R 1 2 3"));
+  EXPECT_FALSE(parse_proc_stat("no parenthesis 1 2 3 4 5 6 7 8 9 10 11 12 13 14"));
 }
 
 TEST(SysmonProcess, StatusAndIo) {
