@@ -274,12 +274,12 @@ TEST(PythonStackReader, SeesFramesPushedAndPoppedBetweenSamples) {
                                           new_code, s.inner, 0);
   s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, callee);
   uint64_t reads = 0;
-  EXPECT_EQ(s.sample(&reads), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
-  EXPECT_EQ(reads, 2u) << "one more for the new code object's header";
+  EXPECT_EQ(s.sample(), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
   EXPECT_EQ(s.sample(&reads), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
   EXPECT_EQ(reads, 1u);
   s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.outer);
-  EXPECT_EQ(s.sample(), (Names{{"Class.outer"}}));
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.outer"}}));
+  EXPECT_EQ(reads, 1u) << "same lists and known code objects";
   // A frame beyond the page-rounded copy of the chunk is still found.
   const uint64_t far = s.heap.frame_at(s.chunk + 3000, new_code, s.outer, 0);
   s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, far);
