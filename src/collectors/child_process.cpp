@@ -123,21 +123,24 @@ SignalRelay::~SignalRelay() {
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
 }
 
-void SignalRelay::wait_until(int64_t deadline_ns) const {
+void SignalRelay::wait_until(int64_t deadline_ns) {
   constexpr int64_t kSecond = 1'000'000'000;
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   int64_t left = deadline_ns - (static_cast<int64_t>(now.tv_sec) * kSecond + now.tv_nsec);
-  if (left <= 0) return;
-  timespec timeout{static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
+  timespec timeout{0, 0};
+  if (left > 0) timeout = {static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
   pollfd watch{fd_, POLLIN, 0};
-  // EINTR or a signal's arrival end the wait early; the caller polls and
+  // A signal's arrival (or EINTR) ends the wait early; the caller polls and
   // schedules again either way.
-  ppoll(fd_ >= 0 ? &watch : nullptr, fd_ >= 0 ? 1 : 0, &timeout, nullptr);
+  int ready = ppoll(fd_ >= 0 ? &watch : nullptr, fd_ >= 0 ? 1 : 0, &timeout, nullptr);
+  pending_ = ready != 0;
 }
 
 SignalRelay::Received SignalRelay::poll(pid_t child) {
   Received received;
+  if (!pending_) return received;
+  pending_ = false;
   signalfd_siginfo info;
   while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     received.stop = true;

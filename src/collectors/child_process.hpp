@@ -60,10 +60,13 @@ class SignalRelay {
   // Sleeps until `deadline_ns` on CLOCK_MONOTONIC, or until a signal
   // arrives, whichever is first: one system call does both the sampling
   // loop's sleep and its watch for Ctrl-C.
-  void wait_until(int64_t deadline_ns) const;
+  void wait_until(int64_t deadline_ns);
 
  private:
   int fd_ = -1;
+  // Whether the last wait saw a signal: the loop's poll() then reads it, and
+  // otherwise skips a read that would only fail with EAGAIN.
+  bool pending_ = true;
   sigset_t previous_mask_{};
 };
 

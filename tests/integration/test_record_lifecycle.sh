@@ -67,6 +67,14 @@ target=$!
 wait_for_file "$WORK/attach.ready"
 expect_status 0 "$STEPSCOPE" record -o "$WORK/attach.db" --pid "$target" --duration 1
 kill -0 "$target" || fail "attaching killed the target"
+# Without --duration, an attached recording ends on SIGINT (Ctrl-C), with status 0.
+"$STEPSCOPE" record -o "$WORK/attach-int.db" --pid "$target" 2> "$WORK/attach-int.err" &
+recorder=$!
+sleep 1.5
+kill -INT "$recorder"
+status=0; wait "$recorder" || status=$?
+[ "$status" -eq 0 ] || fail "attached record exited $status on SIGINT: $(cat "$WORK/attach-int.err")"
+kill -0 "$target" || fail "SIGINT to the recorder reached the attached target"
 kill "$target"; wait "$target" 2>/dev/null || true
 "$PY" "$check" "$WORK/attach.db" has attached_loop > /dev/null || fail "attach recorded nothing"
 
