@@ -298,7 +298,9 @@ StepSampleAttribution attribute_samples(const Run& run, const ProcessSteps& prim
       ++out.by_phase[static_cast<size_t>(*phase)];
       if (*phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
     } else if (auto w = workers.find(s.pid); w != workers.end() && inside(w->second, s.ts_ns)) {
-      ++worker_leaves[leaf_frame(run, s.stack)];
+      // A worker's helper threads (tensor sharing, pinning) mostly sleep;
+      // what its batches cost is in the threads that run.
+      if (s.state != ThreadState::kIdle) ++worker_leaves[leaf_frame(run, s.stack)];
     }
   }
   for (auto [frame, count] : wait_leaves) out.data_wait_samples += count;

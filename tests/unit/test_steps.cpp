@@ -132,6 +132,8 @@ TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
   sample(1, 50, train_stack);   // after the last step
   sample(2, 5, decode_stack);   // a worker, in a batch
   sample(2, 45, decode_stack);  // a worker, outside
+  // A worker's sleeping helper thread, in a batch: not what the batch costs.
+  b.run.samples.push_back({6 * kMs, 2, 99, train_stack, stepscope::ThreadState::kIdle});
   auto steps = stepscope::analyze_steps(b.run);
   const auto& a = steps.attribution;
   EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kDataWait)], 1u);
