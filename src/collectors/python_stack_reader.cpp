@@ -324,8 +324,10 @@ bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t inter
   return ok && resolve_frames(out.frames, error);
 }
 
-bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
-  const auto& f = layout_.frame_object;
+// Follows a frame chain from `frame`, bounded and cycle-checked, handing
+// each frame's bytes to `decode`, which records it and returns the next.
+template <typename Decode>
+bool StackReader::walk_frame_chain(uint64_t frame, std::string& error, Decode decode) {
   CycleGuard cycle;
   while (frame != 0) {
     if (raw_frames_.size() == kMaxStackDepth || cycle.seen(frame)) {
@@ -337,6 +339,14 @@ bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
       error = fmt::format("cannot read the frame at 0x{:x}", frame);
       return false;
     }
+    frame = decode(bytes);
+  }
+  return true;
+}
+
+bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
+  const auto& f = layout_.frame_object;
+  return walk_frame_chain(frame, error, [&](const char* bytes) {
     RawFrame raw;
     raw.code = field<uint64_t>(bytes, f.code);
     raw.lasti = field<int>(bytes, f.lasti);
@@ -345,9 +355,8 @@ bool StackReader::collect_frame_objects(uint64_t frame, std::string& error) {
     const bool lineno_valid = layout_.minor >= 10 || field<uint64_t>(bytes, f.trace) != 0;
     raw.lineno = lineno_valid ? field<int>(bytes, f.lineno) : 0;
     raw_frames_.push_back(raw);
-    frame = field<uint64_t>(bytes, f.back);
-  }
-  return true;
+    return field<uint64_t>(bytes, f.back);
+  });
 }
 
 // The bytes of the frame at `frame`: from the copy of the data-stack chunk,
@@ -408,17 +417,7 @@ const char* StackReader::loose_frame(uint64_t frame) {
 
 bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error) {
   const auto& f = layout_.interpreter_frame;
-  CycleGuard cycle;
-  while (frame != 0) {
-    if (raw_frames_.size() == kMaxStackDepth || cycle.seen(frame)) {
-      error = "the frame chain is cyclic or deeper than 1024";
-      return false;
-    }
-    const char* bytes = frame_bytes_at(frame);
-    if (bytes == nullptr) {
-      error = fmt::format("cannot read the frame at 0x{:x}", frame);
-      return false;
-    }
+  return walk_frame_chain(frame, error, [&](const char* bytes) {
     const int owner = field<char>(bytes, f.owner);
     // Shim frames owned by the C stack (3.12+) run no Python code.
     if (owner != f.owned_by_cstack) {
@@ -428,9 +427,8 @@ bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error)
       raw.generator = owner == f.owned_by_generator;
       raw_frames_.push_back(raw);
     }
-    frame = field<uint64_t>(bytes, f.previous);
-  }
-  return true;
+    return field<uint64_t>(bytes, f.previous);
+  });
 }
 
 bool StackReader::resolve_frames(std::vector<PythonFrame>& out, std::string& error) {

@@ -127,6 +127,8 @@ class StackReader {
   bool planned_lists_unchanged() const;
   bool read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
                    uint64_t frame, PythonThreadStack& out, std::string& error);
+  template <typename Decode>
+  bool walk_frame_chain(uint64_t frame, std::string& error, Decode decode);
   bool collect_frame_objects(uint64_t frame, std::string& error);
   bool collect_interpreter_frames(uint64_t frame, std::string& error);
   const char* frame_bytes_at(uint64_t frame);
