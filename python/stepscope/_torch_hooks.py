@@ -40,21 +40,34 @@ def _nesting(name):
     return getattr(_depth, name, 0)
 
 
+def _enter(name):
+    """One more nested call of `name` on this thread; the outermost notes its start."""
+    depth = _nesting(name) + 1
+    setattr(_depth, name, depth)
+    if depth == 1:
+        setattr(_depth, name + "_start", _now())
+
+
+def _leave(name):
+    """One nested call of `name` less: the outermost call's start once it ends, else None."""
+    depth = max(0, _nesting(name) - 1)
+    setattr(_depth, name, depth)
+    return None if depth else getattr(_depth, name + "_start", None)
+
+
 # --------------------------------------------------------------------------- steps
 
 def _optimizer_start():
-    _depth.opt = _nesting("opt") + 1
-    if _depth.opt == 1:
-        _depth.opt_start = _now()
+    _enter("opt")
 
 
 def _optimizer_end():
-    _depth.opt = max(0, _nesting("opt") - 1)
-    if _depth.opt:
+    start = _leave("opt")
+    if start is None:
         return
     end = _now()
     tracker = _steps.tracker()
-    tracker.channel.send("O %d %d %d" % (_get_tid(), _depth.opt_start, end))
+    tracker.channel.send("O %d %d %d" % (_get_tid(), start, end))
     if not tracker.explicit:
         tracker.end(end)
     # A forward that raised never ran its post hook: start every step clean.
@@ -218,15 +231,13 @@ def _install_forward_hooks(torch):
 
 
 def _backward_start():
-    _depth.bwd = _nesting("bwd") + 1
-    if _depth.bwd == 1:
-        _depth.bwd_start = _now()
+    _enter("bwd")
 
 
 def _backward_end():
-    _depth.bwd = max(0, _nesting("bwd") - 1)
-    if _depth.bwd == 0:
-        _steps.tracker().channel.send("B %d %d %d" % (_get_tid(), _depth.bwd_start, _now()))
+    start = _leave("bwd")
+    if start is not None:
+        _steps.tracker().channel.send("B %d %d %d" % (_get_tid(), start, _now()))
 
 
 def _install_backward_hooks(torch):
