@@ -68,20 +68,29 @@ std::vector<ProcThread> read_proc_threads(pid_t pid) {
   std::vector<ProcThread> threads;
   for (int64_t tid : list_task_ids(pid)) {
     auto state = read_thread_state(pid, static_cast<pid_t>(tid));
-    auto comm = read_proc_file(task_path(pid, tid, "comm"));
-    if (!state || !comm) continue;  // exited while we looked
-    if (!comm->empty() && comm->back() == '\n') comm->pop_back();
-    threads.push_back({tid, std::move(*comm), *state});
+    auto name = read_thread_name(pid, tid);
+    if (!state || !name) continue;  // exited while we looked
+    threads.push_back({tid, std::move(*name), *state});
   }
   return threads;
 }
 
-std::optional<char> read_thread_state(pid_t pid, pid_t tid) {
+std::optional<char> state_in_stat(std::string_view stat) {
   // Only the state is needed, and it sits right after the command name.
+  size_t close = stat.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= stat.size()) return std::nullopt;
+  return stat[close + 2];
+}
+
+std::optional<char> read_thread_state(pid_t pid, pid_t tid) {
   auto stat = read_proc_file(task_path(pid, tid, "stat"));
-  size_t close = stat ? stat->rfind(')') : std::string::npos;
-  if (close == std::string::npos || close + 2 >= stat->size()) return std::nullopt;
-  return (*stat)[close + 2];
+  return stat ? state_in_stat(*stat) : std::nullopt;
+}
+
+std::optional<std::string> read_thread_name(pid_t pid, int64_t tid) {
+  auto comm = read_proc_file(task_path(pid, tid, "comm"));
+  if (comm && !comm->empty() && comm->back() == '\n') comm->pop_back();
+  return comm;
 }
 
 ThreadState thread_state_from_letter(char state) {

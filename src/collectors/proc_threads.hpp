@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "run/run.hpp"
@@ -25,6 +26,13 @@ std::vector<ProcThread> read_proc_threads(pid_t pid);
 
 // The state letter of one thread, or nullopt when it is gone.
 std::optional<char> read_thread_state(pid_t pid, pid_t tid);
+
+// The state letter in the text of a stat file: the field after the command
+// name, which is in parentheses and may itself contain ") ".
+std::optional<char> state_in_stat(std::string_view stat);
+
+// /proc/PID/task/TID/comm without its newline, or nullopt when gone.
+std::optional<std::string> read_thread_name(pid_t pid, int64_t tid);
 
 // The scheduler state letter as the Run records it: R running, D disk wait,
 // every other (S sleeping, T stopped, ...) idle.

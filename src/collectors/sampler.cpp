@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "collectors/proc_files.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/process_tree.hpp"
 #include "util/error.hpp"
@@ -21,14 +20,6 @@ std::string read_exe_link(pid_t pid) {
   std::string link = "/proc/" + std::to_string(pid) + "/exe";
   ssize_t n = readlink(link.c_str(), target, sizeof target);
   return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
-}
-
-std::string thread_name(pid_t pid, int64_t tid) {
-  auto comm = read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
-                             "/comm");
-  if (!comm) return {};
-  if (!comm->empty() && comm->back() == '\n') comm->pop_back();
-  return *comm;
 }
 
 constexpr int64_t kFirstRetry = 50'000'000;
@@ -172,7 +163,7 @@ StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack) 
 
 void Sampler::note_thread(Tracked& tracked, int64_t tid) {
   if (!tracked.known_threads.insert(tid).second) return;
-  run_.add_thread(tracked.pid, tid, thread_name(tracked.pid, tid));
+  run_.add_thread(tracked.pid, tid, read_thread_name(tracked.pid, tid).value_or(""));
 }
 
 void Sampler::finish(int64_t now_ns) {

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "collectors/proc_threads.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -14,17 +16,13 @@ int open_stat(pid_t pid, int64_t tid) {
   return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 }
 
-// The state is the field after the command name, which is in parentheses
-// and may itself contain ") "; a stat line fits in 512 bytes up to the state
-// however long the name (the kernel caps it at 64).
+// A stat line fits in 512 bytes up to the state however long the name
+// (the kernel caps it at 64).
 std::optional<char> read_state(int fd) {
   char buffer[512];
   ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
   if (n <= 0) return std::nullopt;
-  std::string_view text(buffer, static_cast<size_t>(n));
-  size_t close = text.rfind(')');
-  if (close == std::string_view::npos || close + 2 >= text.size()) return std::nullopt;
-  return text[close + 2];
+  return state_in_stat(std::string_view(buffer, static_cast<size_t>(n)));
 }
 
 }  // namespace
