@@ -948,8 +948,8 @@ void ChromeTraceImporter::bind_flows() {
 // the cuda_* names, MTIA uses mtia_runtime and mtia_ccp_events (its device
 // activity). PyTorch 1.8-era Kineto used capitalised names ("Operator",
 // "Kernel", "Runtime", "Memcpy"), hence the case-insensitive match. Everything
-// else (python_function, cuda_sync, Trace, overhead, ...) stays kOther rather
-// than being guessed into a kind analyses would then trust.
+// else (Trace, overhead, ...) stays kOther rather than being guessed into a
+// kind analyses would then trust.
 SpanKind chrome_category_kind(std::string_view category, std::string_view process_name) {
   if (category.empty()) {
     // The legacy autograd profiler: no categories, pid names the side.
@@ -958,9 +958,10 @@ SpanKind chrome_category_kind(std::string_view category, std::string_view proces
     return SpanKind::kOther;
   }
   if (iequals(category, "cpu_op") || iequals(category, "operator")) return SpanKind::kCpuOp;
-  if (iequals(category, "user_annotation") || iequals(category, "gpu_user_annotation")) {
-    return SpanKind::kUserRange;
-  }
+  if (iequals(category, "user_annotation")) return SpanKind::kUserRange;
+  if (iequals(category, "gpu_user_annotation")) return SpanKind::kDeviceAnnotation;
+  if (iequals(category, "python_function")) return SpanKind::kPythonFunction;
+  if (iequals(category, "cuda_sync")) return SpanKind::kSync;
   if (iequals(category, "runtime") || iends_with(category, "_runtime") || iends_with(category, "_driver")) {
     return SpanKind::kRuntimeCall;
   }

@@ -9,6 +9,7 @@ namespace {
 constexpr std::array<const char*, kSpanKindCount> kSpanKindNames = {
     "other",   "step",    "data_wait",    "forward", "backward", "optimizer",
     "user_range", "cpu_op", "runtime_call", "kernel", "memcpy",   "memset",
+    "python_function", "sync", "device_annotation",
 };
 }  // namespace
 

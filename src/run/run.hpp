@@ -19,7 +19,9 @@
 
 namespace stepscope {
 
-inline constexpr int kRunSchemaVersion = 1;
+inline constexpr int kRunSchemaVersion = 2;
+// Older versions this build still reads (missing columns take their defaults).
+inline constexpr int kOldestReadableRunSchemaVersion = 1;
 
 struct Process {
   int64_t pid = 0;
@@ -70,8 +72,11 @@ enum class SpanKind : uint8_t {
   kKernel = 9,
   kMemcpy = 10,
   kMemset = 11,
+  kPythonFunction = 12,    // a Python call recorded by a tracer (torch.profiler with_stack)
+  kSync = 13,              // a device synchronization (Kineto's cuda_sync)
+  kDeviceAnnotation = 14,  // a user range mirrored onto a device stream
 };
-inline constexpr int kSpanKindCount = 12;
+inline constexpr int kSpanKindCount = 15;
 const char* span_kind_name(SpanKind kind);
 std::optional<SpanKind> span_kind_from_name(std::string_view name);
 
@@ -84,6 +89,14 @@ struct Span {
   int64_t tid = 0;
   SpanKind kind = SpanKind::kOther;
   StringId name = StringTable::kEmpty;
+  // Facts some spans carry, 0 or empty when absent. `correlation` pairs a
+  // runtime launch with the device activity it caused (Kineto's
+  // "correlation"); `bytes` is the size of a memcpy or memset; `detail` is
+  // free text the analyses group by: a cpu op's input shapes as the trace
+  // wrote them ("[[2, 3], []]").
+  int64_t correlation = 0;
+  int64_t bytes = 0;
+  StringId detail = StringTable::kEmpty;
 };
 
 // A causal link between two spans (a launch and its kernel, forward and

@@ -75,10 +75,14 @@ class RunReader {
       throw InputError(fmt::format("{} is not a stepscope run (meta format is \"{}\")", db_.path(),
                                    format));
     }
-    if (version != std::to_string(kRunSchemaVersion)) {
-      throw InputError(fmt::format("{} has run schema version {}; this stepscope reads version {}",
-                                   db_.path(), version, kRunSchemaVersion));
+    for (int readable = kOldestReadableRunSchemaVersion; readable <= kRunSchemaVersion; ++readable) {
+      if (version == std::to_string(readable)) {
+        schema_version_ = readable;
+        return;
+      }
     }
+    throw InputError(fmt::format("{} has run schema version {}; this stepscope reads versions {} to {}",
+                                 db_.path(), version, kOldestReadableRunSchemaVersion, kRunSchemaVersion));
   }
 
   StringId string_ref(const Run& run, const char* table, int64_t row, int64_t id) const {
@@ -161,13 +165,17 @@ class RunReader {
   }
 
   void read_spans_and_flows(Run& run) {
-    for_each_row("spans", "SELECT id, start_ns, end_ns, pid, tid, kind, name FROM spans ORDER BY id", 0,
-                 [&](SqliteStatement& s, int64_t id) {
-                   int64_t kind = s.column_int(5);
-                   if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
-                   run.spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
-                                        static_cast<SpanKind>(kind), string_ref(run, "spans", id, s.column_int(6))});
-                 });
+    // Version 1 had no correlation, bytes or detail columns.
+    const char* select_spans = schema_version_ >= 2
+        ? "SELECT id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail FROM spans ORDER BY id"
+        : "SELECT id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0 FROM spans ORDER BY id";
+    for_each_row("spans", select_spans, 0, [&](SqliteStatement& s, int64_t id) {
+      int64_t kind = s.column_int(5);
+      if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
+      run.spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
+                           static_cast<SpanKind>(kind), string_ref(run, "spans", id, s.column_int(6)),
+                           s.column_int(7), s.column_int(8), string_ref(run, "spans", id, s.column_int(9))});
+    });
     auto span_ref = [&](int64_t row, int64_t span) {
       if (span < 0 || static_cast<size_t>(span) >= run.spans.size()) {
         bad_row("flows", row, fmt::format("span {} does not exist", span));
@@ -200,6 +208,7 @@ class RunReader {
   }
 
   SqliteDb db_;
+  int schema_version_ = kRunSchemaVersion;
 };
 
 }  // namespace

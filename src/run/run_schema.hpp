@@ -24,7 +24,8 @@ CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER
                      gil INTEGER NOT NULL);
 CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
                    pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,
-                   name INTEGER NOT NULL);
+                   name INTEGER NOT NULL, correlation INTEGER NOT NULL, bytes INTEGER NOT NULL,
+                   detail INTEGER NOT NULL);
 CREATE TABLE flows(id INTEGER PRIMARY KEY, from_span INTEGER NOT NULL, to_span INTEGER NOT NULL,
                    kind INTEGER NOT NULL);
 CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid INTEGER NOT NULL,

@@ -85,10 +85,11 @@ void RunWriter::write_new_rows(const Run& run) {
                 s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
                 s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
               });
-  append_rows(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)", run.spans, written_.spans,
+  append_rows(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run.spans, written_.spans,
               [](SqliteStatement& s, const Span& x) {
                 s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
                 s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
+                s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
               });
   append_rows(db, "INSERT INTO flows VALUES (?, ?, ?, ?)", run.flows, written_.flows,
               [](SqliteStatement& s, const Flow& x) {

@@ -324,7 +324,9 @@ TEST(ChromeTrace, CategoryMapping) {
   EXPECT_EQ(chrome_category_kind("cpu_op"), SpanKind::kCpuOp);
   EXPECT_EQ(chrome_category_kind("Operator"), SpanKind::kCpuOp);
   EXPECT_EQ(chrome_category_kind("user_annotation"), SpanKind::kUserRange);
-  EXPECT_EQ(chrome_category_kind("gpu_user_annotation"), SpanKind::kUserRange);
+  EXPECT_EQ(chrome_category_kind("gpu_user_annotation"), SpanKind::kDeviceAnnotation);
+  EXPECT_EQ(chrome_category_kind("python_function"), SpanKind::kPythonFunction);
+  EXPECT_EQ(chrome_category_kind("cuda_sync"), SpanKind::kSync);
   EXPECT_EQ(chrome_category_kind("cuda_runtime"), SpanKind::kRuntimeCall);
   EXPECT_EQ(chrome_category_kind("cuda_driver"), SpanKind::kRuntimeCall);
   EXPECT_EQ(chrome_category_kind("mtia_runtime"), SpanKind::kRuntimeCall);
@@ -334,8 +336,6 @@ TEST(ChromeTrace, CategoryMapping) {
   EXPECT_EQ(chrome_category_kind("mtia_ccp_events"), SpanKind::kKernel);
   EXPECT_EQ(chrome_category_kind("gpu_memcpy"), SpanKind::kMemcpy);
   EXPECT_EQ(chrome_category_kind("gpu_memset"), SpanKind::kMemset);
-  EXPECT_EQ(chrome_category_kind("python_function"), SpanKind::kOther);
-  EXPECT_EQ(chrome_category_kind("cuda_sync"), SpanKind::kOther);
   EXPECT_EQ(chrome_category_kind("Trace"), SpanKind::kOther);
   EXPECT_EQ(chrome_category_kind("", "CPU functions"), SpanKind::kCpuOp);
   EXPECT_EQ(chrome_category_kind("", "CUDA functions"), SpanKind::kKernel);

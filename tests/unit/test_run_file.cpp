@@ -50,7 +50,9 @@ Run make_full_run() {
   run.samples.push_back({10, 100, 100, s, ThreadState::kRunning, true});
   run.samples.push_back({20, 100, 101, run.stacks.node(s).parent, ThreadState::kDiskWait});
   run.spans.push_back({10, 30, 100, 100, SpanKind::kStep, run.strings.intern("step")});
-  run.spans.push_back({12, 18, 7, 1, SpanKind::kKernel, run.strings.intern("gemm")});
+  run.spans.push_back({12, 18, 7, 1, SpanKind::kKernel, run.strings.intern("gemm"), 4242, 0,
+                       run.strings.intern("[[2, 3], []]")});
+  run.spans.push_back({19, 20, 7, 2, SpanKind::kMemcpy, run.strings.intern("Memcpy HtoD"), 4243, 1 << 20});
   run.flows.push_back({0, 1, run.strings.intern("ac2g")});
   run.counter_tracks.push_back({run.strings.intern("rss"), 100, run.strings.intern("bytes")});
   run.counter_values.push_back({0, 15, 1.5e9});
@@ -202,7 +204,20 @@ TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
 TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
   save_run(make_full_run(), path("v99.db"));
   run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
-  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads version 1");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 2");
+}
+
+// A version-1 file (spans without correlation, bytes, detail) still loads,
+// its spans getting the defaults.
+TEST_F(RunFileTest, SchemaVersionOneStillLoads) {
+  stepscope::Run run = make_full_run();
+  save_run(run, path("v1.db"));
+  run_sql(path("v1.db"),
+          "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+          "ALTER TABLE spans DROP COLUMN correlation; ALTER TABLE spans DROP COLUMN bytes;"
+          "ALTER TABLE spans DROP COLUMN detail;");
+  for (Span& span : run.spans) span.correlation = span.bytes = 0, span.detail = StringTable::kEmpty;
+  expect_same_run(run, load_run(path("v1.db")));
 }
 
 TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
