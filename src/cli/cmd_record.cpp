@@ -1,5 +1,6 @@
 // stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,12 @@ Command add_record_command(CLI::App& app) {
                   "stop after this many seconds (default: when the command exits)");
   cmd->add_flag("--idle", options->idle,
                 "include idle threads in profiles (they are always recorded, marked idle)");
+  cmd->add_option("--gpu", options->gpu,
+                  "collect GPU activity (kernels, copies, CUDA calls) through CUPTI: auto (when "
+                  "stepscope was built with CUPTI and the machine has a CUDA driver), on, off")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, GpuMode>{{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}}))
+      ->default_str("auto");
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
   cmd->add_option("command", options->command, "the command to run, after --");
