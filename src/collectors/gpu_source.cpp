@@ -144,7 +144,11 @@ void GpuSource::report_bad_files(Run& run, bool at_end) {
     }
     if (at_end && file.decoder.error().empty()) truncated += file.decoder.pending_bytes();
   }
-  if (truncated > 0) run.metadata["gpu_truncated_bytes"] = std::to_string(truncated);
+  if (truncated > 0) {
+    run.metadata["gpu_truncated_bytes"] = std::to_string(truncated);
+    notes_.push_back(fmt::format("GPU activity files ended in {} bytes of an unfinished record "
+                                 "(a process killed while writing); they were dropped", truncated));
+  }
 }
 
 void GpuSource::finish(Run& run, const std::vector<pid_t>& tree, int64_t now_ns) {

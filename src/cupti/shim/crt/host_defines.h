@@ -3,14 +3,7 @@
 // device_types.h includes it. Host code needs only these empty or GCC
 // spellings of the CUDA keywords. Used only when the real one is absent.
 #pragma once
-#define __no_return__ __attribute__((noreturn))
-#define __noinline__ __attribute__((noinline))
-#define __forceinline__ __inline__ __attribute__((always_inline))
 #define __align__(n) __attribute__((aligned(n)))
-#define __thread__ __thread
-#define __import__
-#define __export__
-#define __cdecl__
 #define __annotate__(a) __attribute__((a))
 #define __location__(a) __annotate__(a)
 #define CUDARTAPI
