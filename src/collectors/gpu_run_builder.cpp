@@ -2,6 +2,7 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -120,9 +121,17 @@ void RunBuilder::learn_context(Run& run, int64_t pid, ProcessState& state, uint3
   }
 }
 
-SpanId RunBuilder::push_span(Run& run, Span span, const ProcessState& state) {
-  span.start_ns += state.clock_offset_ns;
-  span.end_ns += state.clock_offset_ns;
+// Times a file could only hold by corruption (past year 2100 on either
+// clock, or shifted out of range) are counted, never wrapped around.
+std::optional<SpanId> RunBuilder::push_span(Run& run, Span span, const ProcessState& state) {
+  constexpr int64_t kLatest = int64_t{4'102'444'800} * 1'000'000'000;  // 2100-01-01 in ns
+  if (span.start_ns > kLatest || span.end_ns > kLatest ||
+      __builtin_add_overflow(span.start_ns, state.clock_offset_ns, &span.start_ns) ||
+      __builtin_add_overflow(span.end_ns, state.clock_offset_ns, &span.end_ns) || span.start_ns < 0) {
+    ++bad_times_;
+    run.metadata["gpu_bad_timestamps"] = std::to_string(bad_times_);
+    return std::nullopt;
+  }
   run.spans.push_back(span);
   ++spans_added_;
   return static_cast<SpanId>(run.spans.size() - 1);
@@ -131,8 +140,8 @@ SpanId RunBuilder::push_span(Run& run, Span span, const ProcessState& state) {
 void RunBuilder::add_host_span(Run& run, int64_t pid, ProcessState& state, const Activity& a, SpanKind kind) {
   Span span{a.start_ns, a.end_ns, pid, a.track, kind, name_of(run, state, a.name)};
   span.correlation = kind == SpanKind::kRuntimeCall ? run_correlation(pid, a.correlation) : 0;
-  SpanId id = push_span(run, span, state);
-  if (span.correlation != 0) link(run, span.correlation, id, true);
+  std::optional<SpanId> id = push_span(run, span, state);
+  if (id && span.correlation != 0) link(run, span.correlation, *id, true);
 }
 
 void RunBuilder::add_device_span(Run& run, int64_t pid, ProcessState& state, const Activity& a, uint32_t device) {
@@ -148,8 +157,8 @@ void RunBuilder::add_device_span(Run& run, int64_t pid, ProcessState& state, con
     span.detail = run.strings.intern(
         fmt::format("{} {}", memcpy_kind_name(a.sub[0]), memory_kind_name(host_side_kind(a))));
   }
-  SpanId id = push_span(run, span, state);
-  if (span.correlation != 0) link(run, span.correlation, id, false);
+  std::optional<SpanId> id = push_span(run, span, state);
+  if (id && span.correlation != 0) link(run, span.correlation, *id, false);
 }
 
 StringId RunBuilder::device_span_name(Run& run, const ProcessState& state, const Activity& a) {

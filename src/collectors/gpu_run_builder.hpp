@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,7 +62,7 @@ class RunBuilder {
   void add_device_span(Run& run, int64_t pid, ProcessState& state, const Activity& a, uint32_t device);
   void add_marker(Run& run, int64_t pid, ProcessState& state, const Activity& a);
   void learn_context(Run& run, int64_t pid, ProcessState& state, uint32_t context, uint32_t device);
-  SpanId push_span(Run& run, Span span, const ProcessState& state);
+  std::optional<SpanId> push_span(Run& run, Span span, const ProcessState& state);
   void link(Run& run, int64_t correlation, SpanId span, bool is_launch);
   void note_device_track(Run& run, uint32_t device, int64_t stream);
   void note_host_thread(Run& run, int64_t pid, int64_t tid);

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,12 +35,17 @@ std::string make_private_dir() {
 
 class InertSource : public RecordingSource {
  public:
-  explicit InertSource(std::string why) : why_(std::move(why)) {}
+  InertSource(std::string why, bool asked) : why_(std::move(why)), asked_(asked) {}
   int64_t poll_interval_ns() const override { return 3'600'000'000'000; }
   void poll(Run& run, const std::vector<pid_t>&, int64_t) override { run.metadata["gpu"] = "off: " + why_; }
+  std::vector<std::string> notes() const override {
+    if (!asked_) return {};
+    return {"--gpu on: no GPU activity recorded: " + why_};
+  }
 
  private:
   std::string why_;
+  bool asked_;
 };
 
 }  // namespace
@@ -119,8 +125,15 @@ void GpuSource::poll(Run& run, const std::vector<pid_t>&, int64_t) {
 
 void GpuSource::read_file(Run& run, FileState& file) {
   if (!file.decoder.error().empty()) return;
-  int fd = open(file.decoder.path().c_str(), O_RDONLY | O_CLOEXEC);
+  // The folder is the recorded program's to write: a FIFO or a link to a
+  // device must not block or feed the recorder.
+  int fd = open(file.decoder.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return;
+  }
   size_t total = 0;
   while (total < kMaxReadPerPoll) {
     ssize_t n = pread(fd, buffer_.data(), buffer_.size(), static_cast<off_t>(file.offset));
@@ -175,7 +188,8 @@ void GpuSource::remove_dir() {
 
 std::unique_ptr<RecordingSource> make_gpu_source(const RecordOptions& options) {
   if (options.command.empty()) {
-    return std::make_unique<InertSource>("attach mode: a running process cannot be made to load the collector");
+    return std::make_unique<InertSource>("attach mode: a running process cannot be made to load the collector",
+                                         options.gpu == GpuMode::kOn);
   }
   GpuSourceSettings settings;
   settings.mode = options.gpu;

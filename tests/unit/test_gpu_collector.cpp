@@ -2,10 +2,12 @@
 // -> file bytes -> decoder (incremental, truncated, corrupt) -> Run spans and
 // flows; and the GpuSource reading a folder as the injected library fills it.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -408,6 +410,38 @@ TEST_F(GpuSourceTest, ReportsACorruptFileAndTheLibrarysNotes) {
   EXPECT_NE(source.notes()[0].find("corrupt"), std::string::npos);
   EXPECT_NE(source.notes()[0].find("byte " + std::to_string(bad_at) + ": unknown record type 99"), std::string::npos) << source.notes()[0];
   EXPECT_EQ(source.notes()[1], "GPU collector in pid 4242: CUPTI is already held by CUPTI for nsys");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GpuRunBuilder, TimesOutOfRangeAreCountedNotWrapped) {
+  stepscope::Run run;
+  gpu::RunBuilder builder;
+  gpu::Clock clock{0, std::numeric_limits<int64_t>::max() - 10, 0};  // a shift that would overflow
+  builder.add(run, 4242, clock);
+  Activity kernel;
+  kernel.type = RecordType::kKernel;
+  kernel.start_ns = 100;
+  kernel.end_ns = 200;
+  builder.add(run, 4242, kernel);
+  gpu::Clock sane{0, 0, 1};
+  builder.add(run, 4242, sane);
+  kernel.end_ns = std::numeric_limits<int64_t>::max();  // past 2100
+  builder.add(run, 4242, kernel);
+  EXPECT_TRUE(run.spans.empty());
+  EXPECT_EQ(run.metadata.at("gpu_bad_timestamps"), "2");
+}
+
+TEST_F(GpuSourceTest, SkipsWhatIsNotARegularFile) {
+  GpuSource source(on_settings());
+  std::string fifo = source.dir() + "/99.gpu";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", source.dir() + "/98.gpu");
+  stepscope::Run run;
+  source.finish(run, {}, 0);  // returns: neither blocks nor reads forever
+  EXPECT_TRUE(run.spans.empty());
 }
 
 }  // namespace
