@@ -146,7 +146,8 @@ class RecordingLoop {
     summary_.seconds = static_cast<double>(stop - start_ns_) / kSecond;
     summary_.effective_rate_hz =
         summary_.seconds > 0 ? static_cast<double>(summary_.stats.rounds) / summary_.seconds : 0;
-    summary_.processes = run_.processes.size();
+    // The recorded tree's processes; the Run also holds rows for GPU devices.
+    summary_.processes = static_cast<size_t>(summary_.stats.processes_seen);
     summary_.notes = sampler_.refusals();
     for (ScheduledSource& s : sources_) {
       for (std::string& note : s.source->notes()) summary_.notes.push_back(std::move(note));
