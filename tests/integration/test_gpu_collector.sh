@@ -18,6 +18,9 @@ if [ -f "$library" ]; then
   load='import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).InitializeInjection())'
   env -u STEPSCOPE_GPU_DIR python3 -c "$load" "$library" >"$WORK/out" 2>"$WORK/err" || fail "loading the library failed"
   [ "$(cat "$WORK/out")" = 1 ] && [ ! -s "$WORK/err" ] || fail "outside record: $(cat "$WORK/out" "$WORK/err")"
+  nvtx='import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).InitializeInjectionNvtx2(None))'
+  env -u STEPSCOPE_GPU_DIR python3 -c "$nvtx" "$library" >"$WORK/out" 2>"$WORK/err" || fail "NVTX entry crashed"
+  [ "$(cat "$WORK/out")" = 0 ] && [ ! -s "$WORK/err" ] || fail "NVTX entry outside record: $(cat "$WORK/out" "$WORK/err")"
 
   # Under `record` but with no GPU (no libcupti, or libcupti without a
   # driver): no crash, no output; the reason lands in its file as a note.
@@ -29,6 +32,9 @@ if [ -f "$library" ]; then
       >"$WORK/out" 2>"$WORK/err" || fail "loading the library with $cupti crashed"
     [ "$(cat "$WORK/out")" = 1 ] && [ ! -s "$WORK/err" ] || fail "with $cupti: $(cat "$WORK/out" "$WORK/err")"
     head -c 8 "$WORK"/gpu/*.gpu | grep -q SSGPU1 || fail "with $cupti: no activity file header"
+    case $cupti in
+      /nonexistent/*) grep -aq "no libcupti found" "$WORK"/gpu/*.gpu || fail "no note on the missing libcupti" ;;
+    esac
   done
 else
   echo "note: $library not built (no CUPTI headers); library checks skipped"
