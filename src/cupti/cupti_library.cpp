@@ -72,6 +72,11 @@ void bind(void* handle, F& function, const char* name) {
 
 bool load_api(Api& api, std::string& error) {
   api.handle = open_cupti(api.path);
+  if (!api.handle && !api.path.empty()) {
+    const char* why = dlerror();
+    error = "no libcupti found: STEPSCOPE_LIBCUPTI=" + api.path + " does not load" + (why ? std::string(": ") + why : "");
+    return false;
+  }
   if (!api.handle) {
     error = "no libcupti found (looked beside the loaded libcudart and for libcupti.so.13/.12; "
             "set STEPSCOPE_LIBCUPTI to its path)";
