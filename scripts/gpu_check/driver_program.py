@@ -1,13 +1,14 @@
 """A small CUDA program with no compiler and no CUDA toolkit: the driver API
 through ctypes, and a kernel written in PTX that the driver compiles.
 
-  driver_program.py LAUNCHES [--json OUT]
+  driver_program.py LAUNCHES [--elements N] [--json OUT]
 
 Copies 1 MiB host-to-device from pageable and from pinned memory, clears it
 with a memset, launches `add_one` LAUNCHES times on a created stream (each
 adds 1.0 to every element), synchronizes, copies back device-to-host and
 checks the values. Prints (and writes with --json) the launch loop's wall
-time, which the device check compares with and without the GPU collector.
+time, which the device check compares with and without the GPU collector;
+`--elements 256` makes each kernel tiny, so the loop measures launches.
 """
 import ctypes
 import json
@@ -43,7 +44,7 @@ DONE:
 }
 """
 
-N = 1 << 18  # floats: 1 MiB
+N = 1 << 18  # floats: 1 MiB (the kernels may touch fewer: --elements)
 cuda = ctypes.CDLL("libcuda.so.1")
 
 
@@ -79,21 +80,24 @@ def main():
     check(cuda.cuMemcpyHtoDAsync_v2(data, pinned, ctypes.c_size_t(nbytes), stream), "cuMemcpyHtoDAsync (pinned)")
     check(cuda.cuMemsetD8Async(data, ctypes.c_ubyte(0), ctypes.c_size_t(nbytes), stream), "cuMemsetD8Async")
 
-    n = ctypes.c_uint32(N)
+    elements = int(sys.argv[sys.argv.index("--elements") + 1]) if "--elements" in sys.argv else N
+    n = ctypes.c_uint32(elements)
     params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(data), ctypes.c_void_p),
                                    ctypes.cast(ctypes.byref(n), ctypes.c_void_p))
     check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize")
     start = time.perf_counter()
     for _ in range(launches):
-        check(cuda.cuLaunchKernel(function, N // 256, 1, 1, 256, 1, 1, 0, stream, params, None), "cuLaunchKernel")
+        check(cuda.cuLaunchKernel(function, (elements + 255) // 256, 1, 1, 256, 1, 1, 0, stream, params, None),
+              "cuLaunchKernel")
     check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize")
     loop_s = time.perf_counter() - start
 
     result = (ctypes.c_float * N)()
     check(cuda.cuMemcpyDtoH_v2(result, data, ctypes.c_size_t(nbytes)), "cuMemcpyDtoH")
     check(cuda.cuCtxSynchronize(), "cuCtxSynchronize")
-    if result[0] != float(launches) or result[N - 1] != float(launches):
-        raise SystemExit(f"wrong result: {result[0]}, {result[N - 1]}, expected {launches}")
+    last = elements - 1
+    if result[0] != float(launches) or result[last] != float(launches) or (elements < N and result[elements] != 0.0):
+        raise SystemExit(f"wrong result: {result[0]}, {result[last]}, expected {launches}")
     summary = {"launches": launches, "loop_s": loop_s, "us_per_launch": loop_s / max(launches, 1) * 1e6}
     print(json.dumps(summary))
     if out:
