@@ -135,7 +135,7 @@ void GpuSource::read_file(Run& run, FileState& file) {
     return;
   }
   size_t total = 0;
-  while (total < kMaxReadPerPoll) {
+  while (total < kMaxReadPerPoll && file.decoder.error().empty()) {
     ssize_t n = pread(fd, buffer_.data(), buffer_.size(), static_cast<off_t>(file.offset));
     if (n <= 0) break;
     file.offset += static_cast<uint64_t>(n);
