@@ -188,9 +188,16 @@
 
   // --- steps and throughput -------------------------------------------------
 
-  function stepsOf(report) {
-    const steps = report.steps;
-    return steps && Array.isArray(steps.per_step) ? steps.per_step : [];
+  // The steps of the main process as rows, from the columns of step_series
+  // (consecutive steps averaged in groups of steps_per_point on long runs).
+  function stepsOf(data) {
+    const series = data.step_series;
+    if (!series || !Array.isArray(series.time_ns)) return [];
+    return series.time_ns.map((_, i) => {
+      const row = { start_ns: data.origin_ns + series.start_us[i] * 1000 };
+      for (const [key, values] of Object.entries(series)) if (Array.isArray(values)) row[key] = values[i];
+      return row;
+    });
   }
 
   function renderSteps(data) {
@@ -209,17 +216,17 @@
     if (steps.phases) {
       for (const p of PHASES) if (isNumber(steps.phases[p])) figure(summary, p.replace("_", " "), fmtPct(steps.phases[p]));
     }
-    const perStep = stepsOf(data.report);
+    const perStep = stepsOf(data);
     if (!perStep.length) return;
-    drawStepChart(perStep);
+    drawStepChart(perStep, data.step_series.steps_per_point || 1);
     drawThroughputChart(data, perStep);
   }
 
   // Stacked bars, one per step: series i is the sum of phases 0..i, drawn
   // from the tallest down so each phase shows as its own band.
-  function drawStepChart(perStep) {
+  function drawStepChart(perStep, perPoint) {
     const container = byId("step-chart");
-    const x = perStep.map((_, i) => i + 1);
+    const x = perStep.map((s) => s.first_step);
     const cumulative = [];
     let running = perStep.map(() => 0);
     for (const p of PHASES) {
@@ -238,7 +245,8 @@
       values.push(cumulative[i]);
     }
     new uPlot({
-      title: "Step time by phase (ms); warm-up steps included",
+      title: "Step time by phase (ms); warm-up steps included" +
+             (perPoint > 1 ? "; each bar the mean of " + perPoint + " consecutive steps" : ""),
       width: chartWidth(container), height: 260,
       scales: { x: { time: false }, y: { range: (u, min, max) => [0, max * 1.05 || 1] } },
       axes: [{ label: "step" }, { label: "ms" }],
@@ -254,12 +262,12 @@
                                               value: (u, v) => isNumber(v) ? v.toFixed(1) : "–" }];
     const values = [x, perStep.map((s) => s.time_ns / 1e6)];
     const axes = [{ label: "seconds since start" }, { label: "ms", scale: "ms" }];
-    const rates = [["samples", "samples/s", "#3aa57a"], ["tokens", "tokens/s", "#4a7fd6"]];
-    const rate = rates.find(([key]) => perStep.some((s) => isNumber(s[key]) && s[key] >= 0));
+    const rates = [["samples_per_s", "samples/s", "#3aa57a"], ["tokens_per_s", "tokens/s", "#4a7fd6"]];
+    const rate = rates.find(([key]) => perStep.some((s) => isNumber(s[key])));
     if (rate) {
       const [key, label, color] = rate;
       series.push({ label: label, stroke: color, scale: "rate", width: 1.5 });
-      values.push(perStep.map((s) => isNumber(s[key]) && s[key] >= 0 && s.time_ns > 0 ? s[key] / (s.time_ns / 1e9) : null));
+      values.push(perStep.map((s) => isNumber(s[key]) ? s[key] : null));
       axes.push({ label: label, scale: "rate", side: 1, grid: { show: false } });
     }
     new uPlot({
@@ -276,13 +284,13 @@
   // The x range every timeline shares, so they line up.
   function timelineRange(data) {
     let end = 0;
-    for (const s of stepsOf(data.report)) end = Math.max(end, (s.start_ns + s.time_ns - data.origin_ns) / 1e9);
+    for (const s of stepsOf(data)) end = Math.max(end, (s.start_ns + s.time_ns - data.origin_ns) / 1e9);
     for (const c of data.counters || []) if (c.t_us.length) end = Math.max(end, c.t_us[c.t_us.length - 1] / 1e6);
     return () => [0, end > 0 ? end : 1];
   }
 
   function stepLinesHook(data) {
-    const starts = stepsOf(data.report).map((s) => (s.start_ns - data.origin_ns) / 1e9);
+    const starts = stepsOf(data).map((s) => (s.start_ns - data.origin_ns) / 1e9);
     return (u) => {
       if (!starts.length || starts.length > 5000) return;
       const ctx = u.ctx;

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+
+#include <simdjson.h>
 
 #include <fmt/format.h>
 
@@ -101,12 +105,106 @@ void append_counters(const HtmlReportInputs& in, int64_t origin_ns, std::string&
   });
 }
 
-std::string report_json_text(const Report& report) {
+// The report JSON less steps.per_step: a long run has tens of thousands of
+// steps, megabytes the page does not need (it draws step_series instead).
+std::string report_json_for_page(const Report& report) {
   std::ostringstream text;
   write_report_json(report, text);
-  std::string json = text.str();
-  while (!json.empty() && json.back() == '\n') json.pop_back();
-  return json;
+  simdjson::dom::parser parser;
+  simdjson::dom::object root;
+  if (parser.parse(text.str()).get(root)) throw std::logic_error("report_json wrote invalid JSON");
+  std::string out;
+  JsonObject page(out);
+  for (auto [key, value] : root) {
+    simdjson::dom::object steps;
+    if (key != "steps" || value.get(steps)) {
+      page.literal(key, simdjson::minify(value));
+      continue;
+    }
+    page.field(key);
+    JsonObject kept(out);
+    for (auto [step_key, step_value] : steps) {
+      if (step_key != "per_step") kept.literal(step_key, simdjson::minify(step_value));
+    }
+  }
+  return out;
+}
+
+// The primary process's steps as columns, consecutive steps averaged in
+// groups when there are more than kMaxStepPoints (a chart shows no more).
+constexpr size_t kMaxStepPoints = 2000;
+
+struct StepBucket {
+  size_t first = 0;  // index of its first step
+  int64_t start_ns = 0;
+  double time_ns = 0;
+  std::array<double, kStepPhaseCount> phase_ns{};
+  std::optional<double> samples_per_s, tokens_per_s;
+  bool warmup = false;
+};
+
+std::optional<double> rate(const std::vector<StepRecord>& steps, size_t from, size_t to, int64_t StepRecord::*field) {
+  int64_t amount = 0, ns = 0;
+  for (size_t i = from; i < to; ++i) {
+    if (steps[i].*field < 0) return std::nullopt;
+    amount += steps[i].*field;
+    ns += steps[i].time_ns();
+  }
+  if (ns <= 0) return std::nullopt;
+  return static_cast<double>(amount) / (static_cast<double>(ns) / 1e9);
+}
+
+std::vector<StepBucket> step_buckets(const std::vector<StepRecord>& steps, size_t per_bucket) {
+  std::vector<StepBucket> buckets;
+  for (size_t from = 0; from < steps.size(); from += per_bucket) {
+    size_t to = std::min(steps.size(), from + per_bucket);
+    StepBucket b{.first = from, .start_ns = steps[from].start_ns, .time_ns = 0, .phase_ns = {},
+                 .samples_per_s = rate(steps, from, to, &StepRecord::samples),
+                 .tokens_per_s = rate(steps, from, to, &StepRecord::tokens), .warmup = false};
+    for (size_t i = from; i < to; ++i) {
+      b.time_ns += static_cast<double>(steps[i].time_ns());
+      for (size_t p = 0; p < kStepPhaseCount; ++p) b.phase_ns[p] += static_cast<double>(steps[i].phase_ns[p]);
+      b.warmup = b.warmup || steps[i].warmup;
+    }
+    double n = static_cast<double>(to - from);
+    b.time_ns /= n;
+    for (double& ns : b.phase_ns) ns /= n;
+    buckets.push_back(b);
+  }
+  return buckets;
+}
+
+template <typename Value>
+void column(JsonObject& o, std::string& out, std::string_view key, const std::vector<StepBucket>& buckets, Value value) {
+  o.field(key);
+  append_json_array(out, buckets, [&](std::string& s, const StepBucket& b) {
+    std::optional<double> v = value(b);
+    s += v && std::isfinite(*v) ? fmt::format("{:.6g}", *v) : "null";
+  });
+}
+
+void append_step_series(const StepsAnalysis& steps, int64_t origin_ns, std::string& out) {
+  if (steps.empty()) {
+    out += "null";
+    return;
+  }
+  const ProcessSteps& primary = steps.processes[steps.primary];
+  size_t per_bucket = std::max<size_t>(1, (primary.steps.size() + kMaxStepPoints - 1) / kMaxStepPoints);
+  std::vector<StepBucket> buckets = step_buckets(primary.steps, per_bucket);
+  JsonObject o(out);
+  o.number("pid", primary.pid).number("steps_per_point", per_bucket);
+  column(o, out, "first_step", buckets, [](const StepBucket& b) { return std::optional<double>(static_cast<double>(b.first + 1)); });
+  column(o, out, "start_us", buckets, [&](const StepBucket& b) {
+    return std::optional<double>(static_cast<double>((b.start_ns - origin_ns) / 1000));
+  });
+  column(o, out, "time_ns", buckets, [](const StepBucket& b) { return std::optional<double>(b.time_ns); });
+  for (size_t p = 0; p < kStepPhaseCount; ++p) {
+    column(o, out, fmt::format("{}_ns", step_phase_name(static_cast<StepPhase>(p))), buckets,
+           [p](const StepBucket& b) { return std::optional<double>(b.phase_ns[p]); });
+  }
+  column(o, out, "samples_per_s", buckets, [](const StepBucket& b) { return b.samples_per_s; });
+  column(o, out, "tokens_per_s", buckets, [](const StepBucket& b) { return b.tokens_per_s; });
+  column(o, out, "warmup", buckets, [](const StepBucket& b) { return std::optional<double>(b.warmup ? 1 : 0); });
 }
 
 // The template with each `@NAME@` placeholder replaced once.
@@ -166,7 +264,9 @@ std::string report_html_data(const HtmlReportInputs& in) {
   {
     JsonObject root(json);
     root.text("format", "stepscope.html-data/1").number("origin_ns", origin_ns);
-    root.literal("report", report_json_text(in.report));
+    root.literal("report", report_json_for_page(in.report));
+    root.field("step_series");
+    append_step_series(in.report.steps, origin_ns, json);
     root.field("flame");
     append_flame(in, json);
     root.field("counters");
