@@ -1,6 +1,7 @@
 #include "renderers/perfetto.hpp"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
@@ -180,6 +181,20 @@ void write_names(const Run& run, const TrackPlan& plan, EventWriter& events) {
   }
 }
 
+// A span's detail is the input shapes as the trace wrote them: JSON text
+// that goes back verbatim under Kineto's key, so the file reads back to the
+// same detail. Only a complete, valid JSON value (simdjson checks its UTF-8
+// and syntax) is written verbatim; other text becomes a "detail" string.
+void append_detail(JsonObject& args, std::string_view detail) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element value;
+  if (!parser.parse(detail.data(), detail.size()).get(value)) {
+    args.literal("Input Dims", detail);
+  } else {
+    args.text("detail", detail);
+  }
+}
+
 void write_spans(const Run& run, TrackPlan& plan, EventWriter& events) {
   for (const Span& span : run.spans) {
     std::string& s = events.next();
@@ -192,7 +207,7 @@ void write_spans(const Run& run, TrackPlan& plan, EventWriter& events) {
     JsonObject args(s);
     if (span.correlation != 0) args.number("correlation", span.correlation);
     if (span.bytes != 0) args.number("bytes", span.bytes);
-    if (span.detail != StringTable::kEmpty) args.text("detail", run.strings.get(span.detail));
+    if (span.detail != StringTable::kEmpty) append_detail(args, run.strings.get(span.detail));
   }
 }
 

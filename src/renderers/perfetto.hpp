@@ -9,7 +9,8 @@
 //    than two periods (the thread was not sampled: idle or gone);
 //  * spans (steps, phases, user ranges, cpu ops, runtime calls, kernels and
 //    copies on their device tracks) become "X" slices with Kineto's categories
-//    where Kineto has one, so the file reads back into the same span kinds;
+//    where Kineto has one, so the file reads back into the same span kinds,
+//    with correlation, bytes and the detail (input shapes, "Input Dims");
 //    on a thread that also has sample slices, spans go to companion tracks
 //    (tid + lane * kPerfettoLaneStride: 1 steps, 2 phases, 3 other spans),
 //    since a slice track must nest and spans need not nest with samples;

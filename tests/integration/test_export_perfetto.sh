@@ -3,7 +3,9 @@
 # own importer.
 source "$(dirname "$0")/lib.sh"
 
-trace=$(ls "$STEPSCOPE_SHARED"/testdata/kineto/critical_path/alexnet/*.json.gz | head -n 1)
+kineto="$STEPSCOPE_SHARED/testdata/kineto"
+# A CUDA trace with flows, and a ROCm one whose operators carry input shapes.
+for trace in $(ls "$kineto"/critical_path/alexnet/*.json.gz | head -n 1) "$kineto/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"; do
 expect_status 0 "$STEPSCOPE" export "$trace" --format perfetto -o "$WORK/trace.perfetto.json"
 
 # Independent of stepscope: the export's slices, per category, are the
@@ -24,16 +26,19 @@ for kind in ("process_name", "thread_name"):
     want, got = names(original, kind), names(exported, kind)
     assert all(got.get(k) == v for k, v in want.items() if isinstance(k, int) or all(isinstance(x, int) for x in k)), kind
 flows = collections.Counter(e["ph"] for e in exported if e["ph"] in "sf")
-assert flows["s"] == flows["f"] > 0, flows
+assert flows["s"] == flows["f"], flows
 print(len(slices(exported)), "slices,", flows["s"], "flows")
 PY
 
-# Read back by stepscope: the same spans by kind and the same flows as the original.
+# Read back by stepscope: the same spans by kind (times, correlations, sizes,
+# input shapes) and the same flows as the original.
 expect_status 0 "$STEPSCOPE" import "$trace" -o "$WORK/original.db"
 expect_status 0 "$STEPSCOPE" import "$WORK/trace.perfetto.json" -o "$WORK/back.db"
-query='SELECT kind, count(*), sum(end_ns - start_ns) FROM spans GROUP BY kind; SELECT count(*) FROM flows;'
+query="SELECT kind, count(*), sum(end_ns - start_ns), sum(correlation), sum(bytes), group_concat(DISTINCT d.value)
+       FROM spans s JOIN strings d ON d.id = s.detail GROUP BY kind; SELECT count(*) FROM flows;"
 [ "$(sqlite3 "$WORK/original.db" "$query")" = "$(sqlite3 "$WORK/back.db" "$query")" ] \
-  || fail "spans or flows differ after the round trip: $(sqlite3 "$WORK/back.db" "$query")"
+  || fail "$trace: spans or flows differ after the round trip: $(sqlite3 "$WORK/back.db" "$query")"
+done
 
 # Hostile names stay valid JSON and come back as the same (escaped) text.
 printf '%s' '{"traceEvents": [

@@ -125,6 +125,10 @@ TEST(Perfetto, CountersAndFlowsRoundTrip) {
   run.spans.push_back({2000, 3000, 3, 3, SpanKind::kRuntimeCall, run.strings.intern("cudaLaunchKernel")});
   run.spans.push_back({5000, 8000, 3, 7, SpanKind::kKernel, run.strings.intern("gemm")});
   run.spans[1].correlation = 42;
+  run.spans[0].detail = run.strings.intern("[[2, 3], []]");
+  run.spans.push_back({8000, 8500, 3, 7, SpanKind::kMemcpy, run.strings.intern("Memcpy HtoD")});
+  run.spans[3].bytes = 4096;
+  run.spans[3].detail = run.strings.intern("not JSON <x>");
   run.flows.push_back({1, 2, run.strings.intern("ac2g")});
   run.counter_tracks.push_back({run.strings.intern("cpu.total.percent"), 0, run.strings.intern("percent")});
   run.counter_tracks.push_back({run.strings.intern("load"), 3, run.strings.intern("load")});
@@ -140,6 +144,14 @@ TEST(Perfetto, CountersAndFlowsRoundTrip) {
   EXPECT_EQ(back.strings.get(to.name), "gemm");
   EXPECT_EQ(back.strings.get(back.flows[0].kind), "ac2g");
 
+  ASSERT_EQ(back.spans.size(), 4u);
+  for (const Span& got : back.spans) {
+    std::string_view name = back.strings.get(got.name);
+    if (name == "cudaLaunchKernel") { EXPECT_EQ(got.correlation, 42); }
+    if (name == "aten::mm") { EXPECT_EQ(back.strings.get(got.detail), "[[2, 3], []]"); }
+    if (name == "Memcpy HtoD") { EXPECT_EQ(got.bytes, 4096); }
+  }
+  EXPECT_NE(export_text(run).find(R"("detail":"not JSON \u003cx\u003e")"), std::string::npos);
   ASSERT_EQ(back.counter_tracks.size(), 2u);
   std::vector<std::tuple<std::string, int64_t, int64_t, double>> values;
   for (const CounterValue& v : back.counter_values) {
