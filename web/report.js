@@ -26,7 +26,14 @@
   const isNumber = (v) => typeof v === "number" && isFinite(v);
   const isScalar = (v) => v === null || ["string", "number", "boolean"].includes(typeof v);
 
-  function fmtMs(ns) { return isNumber(ns) ? (ns / 1e6).toFixed(ns >= 1e9 ? 0 : 1) + " ms" : "–"; }
+  // A duration in the unit that suits it: µs below a millisecond, s from 10 s.
+  function fmtMs(ns) {
+    if (!isNumber(ns)) return "–";
+    const magnitude = Math.abs(ns);
+    if (magnitude > 0 && magnitude < 1e6) return (ns / 1e3).toFixed(1) + " µs";
+    if (magnitude >= 1e10) return (ns / 1e9).toFixed(2) + " s";
+    return (ns / 1e6).toFixed(1) + " ms";
+  }
   function fmtPct(f) { return isNumber(f) ? (100 * f).toFixed(1) + "%" : "–"; }
   function fmtNumber(v, digits) {
     if (!isNumber(v)) return v === null || v === undefined ? "–" : String(v);
@@ -476,7 +483,7 @@
     let shown = false;
     for (const [key, value] of Object.entries(section)) {
       if (isScalar(value) && value !== null) {
-        figure(scalars, key.replace(/_/g, " "), isNumber(value) && columnFormat(key) ? columnFormat(key)(value) : fmtNumber(value));
+        figure(scalars, key.replace(/_ns$/, "").replace(/_/g, " "), isNumber(value) && columnFormat(key) ? columnFormat(key)(value) : fmtNumber(value));
         shown = true;
       }
     }
@@ -489,7 +496,7 @@
       }
       host.appendChild(el("h3", {}, key.replace(/_/g, " ")));
       sortableTable(host, keys.map((k) => ({
-        key: k, label: k.replace(/_/g, " "), numeric: value.some((r) => isNumber(r && r[k])), format: columnFormat(k),
+        key: k, label: k.replace(/_ns$/, "").replace(/_/g, " "), numeric: value.some((r) => isNumber(r && r[k])), format: columnFormat(k),
       })), value.filter((r) => r && typeof r === "object"));
       shown = true;
     }

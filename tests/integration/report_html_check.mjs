@@ -104,7 +104,8 @@ try {
   if (state.sections.includes("functions")) {
     const header = page.locator("#functions-table th", { hasText: /^total$/ });
     await header.click();  // numeric columns sort descending first
-    const values = await page.$$eval("#functions-table tbody tr td:nth-child(6)", (tds) => tds.map((td) => parseFloat(td.textContent.replace(/,/g, ""))));
+    // Read the "total %" column: one unit throughout, unlike durations.
+    const values = await page.$$eval("#functions-table tbody tr td:nth-child(7)", (tds) => tds.map((td) => parseFloat(td.textContent)));
     const sorted = values.every((v, i) => i === 0 || values[i - 1] >= v);
     check(sorted, "functions not sorted by total after a click: " + values.slice(0, 5));
     summary.sortedRows = values.length;
