@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyses/profile.hpp"
+#include "importers/chrome_trace.hpp"
 #include "renderers/frame_label.hpp"
 #include "renderers/json_writer.hpp"
 #include "util/error.hpp"
@@ -51,19 +52,55 @@ class EventWriter {
   bool first_ = true;
 };
 
-void slice(EventWriter& events, std::string_view name, std::string_view cat, int64_t pid, int64_t tid,
-           int64_t start_ns, int64_t end_ns) {
+// Process and thread ids as the file writes them. An imported trace's string
+// ids ("Spans", "Traces" in Kineto's files) became synthetic numbers far
+// below zero (kSyntheticIdBase), named after the string: they go back as
+// that string, which viewers expect, and which reads back to the same track.
+class TrackIds {
+ public:
+  explicit TrackIds(const Run& run) {
+    for (const Process& p : run.processes) {
+      if (is_synthetic(p.pid) && p.command != StringTable::kEmpty) pids_[p.pid] = run.strings.get(p.command);
+    }
+    for (const Thread& t : run.threads) {
+      if (is_synthetic(t.tid) && t.name != StringTable::kEmpty) tids_[{t.pid, t.tid}] = run.strings.get(t.name);
+    }
+  }
+  void pid(JsonObject& o, int64_t pid) const {
+    auto found = pids_.find(pid);
+    found == pids_.end() ? o.number("pid", pid) : o.text("pid", found->second);
+  }
+  void tid(JsonObject& o, int64_t pid, int64_t tid) const {
+    auto found = tids_.find({pid, tid});
+    found == tids_.end() ? o.number("tid", tid) : o.text("tid", found->second);
+  }
+  void track(JsonObject& o, int64_t pid, int64_t tid) const {
+    this->pid(o, pid);
+    this->tid(o, pid, tid);
+  }
+
+ private:
+  static bool is_synthetic(int64_t id) { return id <= kSyntheticIdBase; }
+  std::map<int64_t, std::string_view> pids_;
+  std::map<ThreadKey, std::string_view> tids_;
+};
+
+void slice(EventWriter& events, const TrackIds& ids, std::string_view name, std::string_view cat, int64_t pid,
+           int64_t tid, int64_t start_ns, int64_t end_ns) {
   std::string& s = events.next();
   JsonObject o(s);
-  o.text("ph", "X").text("cat", cat).text("name", name).number("pid", pid).number("tid", tid);
+  o.text("ph", "X").text("cat", cat).text("name", name);
+  ids.track(o, pid, tid);
   o.literal("ts", micros(start_ns)).literal("dur", micros(std::max<int64_t>(0, end_ns - start_ns)));
 }
 
-void name_event(EventWriter& events, std::string_view what, int64_t pid, const int64_t* tid, std::string_view name) {
+void name_event(EventWriter& events, const TrackIds& ids, std::string_view what, int64_t pid, const int64_t* tid,
+                std::string_view name) {
   std::string& s = events.next();
   JsonObject o(s);
-  o.text("ph", "M").text("name", what).number("pid", pid);
-  if (tid) o.number("tid", *tid);
+  o.text("ph", "M").text("name", what);
+  ids.pid(o, pid);
+  if (tid) ids.tid(o, pid, *tid);
   o.field("args");
   JsonObject args(s);
   args.text("name", name);
@@ -112,8 +149,9 @@ class TrackPlan {
 // consecutive samples keep it in their stack.
 class SampleSlicer {
  public:
-  SampleSlicer(const Run& run, const std::vector<std::string>& labels, int64_t period_ns, EventWriter& events)
-      : run_(run), labels_(labels), period_ns_(period_ns), events_(events) {}
+  SampleSlicer(const Run& run, const std::vector<std::string>& labels, int64_t period_ns, EventWriter& events,
+               const TrackIds& ids)
+      : run_(run), labels_(labels), period_ns_(period_ns), events_(events), ids_(ids) {}
 
   void thread(int64_t pid, int64_t tid, const std::vector<const Sample*>& samples) {
     pid_ = pid;
@@ -137,7 +175,7 @@ class SampleSlicer {
     while (open_.size() > depth) {
       auto [frame, start] = open_.back();
       open_.pop_back();
-      slice(events_, labels_.at(frame), "sample", pid_, tid_, start, end_ns);
+      slice(events_, ids_, labels_.at(frame), "sample", pid_, tid_, start, end_ns);
     }
   }
 
@@ -145,6 +183,7 @@ class SampleSlicer {
   const std::vector<std::string>& labels_;
   int64_t period_ns_;
   EventWriter& events_;
+  const TrackIds& ids_;
   int64_t pid_ = 0, tid_ = 0;
   std::vector<std::pair<FrameId, int64_t>> open_;  // root first: frame, start
 };
@@ -161,23 +200,23 @@ std::map<ThreadKey, std::vector<const Sample*>> samples_by_thread(const Run& run
   return by_thread;
 }
 
-void write_names(const Run& run, const TrackPlan& plan, EventWriter& events) {
+void write_names(const Run& run, const TrackPlan& plan, const TrackIds& ids, EventWriter& events) {
   std::set<int64_t> named;
   for (const Process& p : run.processes) {
     std::string_view command = run.strings.get(p.command);
-    if (!command.empty() && named.insert(p.pid).second) name_event(events, "process_name", p.pid, nullptr, command);
+    if (!command.empty() && named.insert(p.pid).second) name_event(events, ids, "process_name", p.pid, nullptr, command);
   }
   bool system_counters = std::any_of(run.counter_tracks.begin(), run.counter_tracks.end(),
                                      [](const CounterTrack& t) { return t.pid == 0; });
-  if (system_counters && !named.contains(0)) name_event(events, "process_name", 0, nullptr, "system");
+  if (system_counters && !named.contains(0)) name_event(events, ids, "process_name", 0, nullptr, "system");
   for (const Thread& t : run.threads) {
     std::string_view name = run.strings.get(t.name);
-    if (!name.empty()) name_event(events, "thread_name", t.pid, &t.tid, name);
+    if (!name.empty()) name_event(events, ids, "thread_name", t.pid, &t.tid, name);
   }
   for (const auto& [pid, tid, lane] : plan.lanes()) {
     int64_t lane_tid = tid + lane * kPerfettoLaneStride;
     std::string name = fmt::format("{} {}", thread_label(run, pid, tid), lane_suffix(lane));
-    name_event(events, "thread_name", pid, &lane_tid, name);
+    name_event(events, ids, "thread_name", pid, &lane_tid, name);
   }
 }
 
@@ -195,12 +234,12 @@ void append_detail(JsonObject& args, std::string_view detail) {
   }
 }
 
-void write_spans(const Run& run, TrackPlan& plan, EventWriter& events) {
+void write_spans(const Run& run, TrackPlan& plan, const TrackIds& ids, EventWriter& events) {
   for (const Span& span : run.spans) {
     std::string& s = events.next();
     JsonObject o(s);
     o.text("ph", "X").text("cat", perfetto_category(span.kind)).text("name", run.strings.get(span.name));
-    o.number("pid", span.pid).number("tid", plan.tid_of(span));
+    ids.track(o, span.pid, plan.tid_of(span));
     o.literal("ts", micros(span.start_ns)).literal("dur", micros(std::max<int64_t>(0, span.end_ns - span.start_ns)));
     if (span.correlation == 0 && span.bytes == 0 && span.detail == StringTable::kEmpty) continue;
     o.field("args");
@@ -211,7 +250,7 @@ void write_spans(const Run& run, TrackPlan& plan, EventWriter& events) {
   }
 }
 
-void write_counters(const Run& run, EventWriter& events) {
+void write_counters(const Run& run, const TrackIds& ids, EventWriter& events) {
   for (const CounterValue& v : run.counter_values) {
     if (v.track >= run.counter_tracks.size() || !std::isfinite(v.value)) continue;  // JSON has no NaN
     const CounterTrack& track = run.counter_tracks[v.track];
@@ -220,7 +259,8 @@ void write_counters(const Run& run, EventWriter& events) {
     bool split = dot != std::string_view::npos && dot > 0 && dot + 1 < name.size();
     std::string& s = events.next();
     JsonObject o(s);
-    o.text("ph", "C").text("name", split ? name.substr(0, dot) : name).number("pid", track.pid);
+    o.text("ph", "C").text("name", split ? name.substr(0, dot) : name);
+    ids.pid(o, track.pid);
     o.literal("ts", micros(v.ts_ns));
     o.field("args");
     JsonObject args(s);
@@ -228,7 +268,7 @@ void write_counters(const Run& run, EventWriter& events) {
   }
 }
 
-void write_flows(const Run& run, TrackPlan& plan, EventWriter& events) {
+void write_flows(const Run& run, TrackPlan& plan, const TrackIds& ids, EventWriter& events) {
   uint64_t id = 0;
   for (const Flow& flow : run.flows) {
     if (flow.from >= run.spans.size() || flow.to >= run.spans.size()) continue;
@@ -242,7 +282,8 @@ void write_flows(const Run& run, TrackPlan& plan, EventWriter& events) {
       o.text("ph", start ? "s" : "f");
       if (!start) o.text("bp", "e");
       o.number("id", id).text("cat", kind).text("name", kind);
-      o.number("pid", span.pid).number("tid", plan.tid_of(span)).literal("ts", micros(span.start_ns));
+      ids.track(o, span.pid, plan.tid_of(span));
+      o.literal("ts", micros(span.start_ns));
     }
   }
 }
@@ -273,18 +314,19 @@ void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& op
   std::set<ThreadKey> sampled;
   for (const auto& [key, list] : samples) sampled.insert(key);
   TrackPlan plan(run, sampled);
+  TrackIds ids(run);
 
   std::string text = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   EventWriter events(text);
-  write_names(run, plan, events);
+  write_names(run, plan, ids, events);
   if (!samples.empty()) {
     std::vector<std::string> labels = frame_labels(run.strings, run.frames);
-    SampleSlicer slicer(run, labels, *period, events);
+    SampleSlicer slicer(run, labels, *period, events, ids);
     for (const auto& [key, list] : samples) slicer.thread(key.first, key.second, list);
   }
-  write_spans(run, plan, events);
-  write_counters(run, events);
-  write_flows(run, plan, events);
+  write_spans(run, plan, ids, events);
+  write_counters(run, ids, events);
+  write_flows(run, plan, ids, events);
   text += "\n]}\n";
   out << text;
 }

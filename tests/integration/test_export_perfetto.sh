@@ -25,6 +25,10 @@ def names(events, kind):
 for kind in ("process_name", "thread_name"):
     want, got = names(original, kind), names(exported, kind)
     assert all(got.get(k) == v for k, v in want.items() if isinstance(k, int) or all(isinstance(x, int) for x in k)), kind
+# Kineto's string ids ("Spans", "Traces") go back as strings.
+def string_ids(events):
+    return {(e["pid"], e["tid"]) for e in events if e.get("ph") == "X" and isinstance(e["pid"], str)}
+assert string_ids(exported) == string_ids(original), (string_ids(exported), string_ids(original))
 flows = collections.Counter(e["ph"] for e in exported if e["ph"] in "sf")
 assert flows["s"] == flows["f"], flows
 print(len(slices(exported)), "slices,", flows["s"], "flows")
