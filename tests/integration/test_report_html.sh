@@ -58,4 +58,8 @@ expect_status 0 "$STEPSCOPE" report "$trace" --html "$WORK/trace.html"
 node "$check" "$WORK/trace.html" --sections verdict,flame,functions > "$WORK/summary.json" || fail "browser check of a trace failed"
 "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); assert "steps" not in s["sections"] and "counters" not in s["sections"], s' \
   "$WORK/summary.json" || fail "trace sections: $(cat "$WORK/summary.json")"
+# An empty trace: only the summary, and nothing breaks.
+echo '{"traceEvents": []}' > "$WORK/empty.json"
+expect_status 0 "$STEPSCOPE" report "$WORK/empty.json" --html "$WORK/empty.html"
+node "$check" "$WORK/empty.html" --sections verdict > /dev/null || fail "browser check of an empty trace failed"
 echo "1 passed, 0 failed"
