@@ -82,3 +82,13 @@ count() { sql "$WORK/fake.db" "SELECT count(*) FROM spans s JOIN strings n ON n.
 [ "$(sql "$WORK/fake.db" "SELECT n.value FROM threads t JOIN strings n ON n.id = t.name WHERE t.pid = 0 AND t.tid = 7")" = "stream 7" ] \
   || fail "stream track name"
 expect_status 0 "$STEPSCOPE" report "$WORK/fake.db"
+# The Perfetto export draws recorded GPU activity as it draws imported traces'.
+expect_status 0 "$STEPSCOPE" export "$WORK/fake.db" --format perfetto -o "$WORK/fake.json"
+"$PY" - "$WORK/fake.json" <<'PYEOF' || fail "perfetto export of GPU activity"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+kernels = [e for e in events if e.get("cat") == "kernel" and e["name"] == "fake_kernel"]
+assert len(kernels) == 2 and all(e["pid"] == 0 and e["tid"] == 7 and e["dur"] == 20.0 for e in kernels), kernels
+flows = [e for e in events if e.get("cat") == "ac2g"]
+assert len(flows) == 8, flows  # a start and a finish for each launch and copy call
+PYEOF
