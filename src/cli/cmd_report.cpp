@@ -1,27 +1,61 @@
-// stepscope report RUN.db|TRACE [--json] [--top N] [--idle] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--top N] [--idle] [--ops-by-shapes] [-o OUT]
+#include <algorithm>
+#include <filesystem>
+
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
 #include "renderers/report_json.hpp"
 #include "renderers/report_text.hpp"
+#include "util/error.hpp"
 
 namespace stepscope::cli {
 
 namespace {
 
 struct ReportOptions {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output = "-";
   bool json = false;
   bool idle = false;
+  bool ops_by_shapes = false;
   size_t top = 20;
 };
 
+bool looks_like_trace_or_run(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  return name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".db");
+}
+
+// A directory stands for the traces of one job in it, in name order.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths;
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(input, error)) {
+      paths.push_back(input);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(input, error)) {
+      if (entry.is_regular_file() && looks_like_trace_or_run(entry.path())) found.push_back(entry.path().string());
+    }
+    if (error) throw InputError(input + ": cannot list the directory: " + error.message());
+    if (found.empty()) throw InputError(input + ": no traces (.json, .json.gz) or runs (.db) in the directory");
+    std::sort(found.begin(), found.end());
+    paths.insert(paths.end(), found.begin(), found.end());
+  }
+  return paths;
+}
+
 int run_report(const ReportOptions& options) {
-  Run run = open_run_or_trace(options.input);
-  Report report =
-      build_report(run, options.input, {.include_idle = options.idle || run_wants_idle(run)});
+  std::vector<std::string> inputs = expand_inputs(options.inputs);
+  Run run = open_run_or_trace(inputs.front());
+  Report report = build_report(run, inputs.front(), {.include_idle = options.idle || run_wants_idle(run)},
+                               {.group_by_input_shapes = options.ops_by_shapes});
+  // Other ranks one at a time: only their device figures stay in memory.
+  for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i]), inputs[i]);
   write_output(options.output, [&](std::ostream& out) {
     if (options.json) {
       write_report_json(report, out);
@@ -37,12 +71,16 @@ int run_report(const ReportOptions& options) {
 Command add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand("report", "What a run or trace spent its time on");
-  cmd->add_option("input", options->input, "run file (RUN.db) or trace (.json, .json.gz)")
+  cmd->add_option("input", options->inputs,
+                  "run file (RUN.db) or trace (.json, .json.gz); several traces or a directory of "
+                  "them: the ranks of one job, compared")
       ->required();
   cmd->add_flag("--json", options->json, "machine-readable JSON (schema stepscope.report/1)");
-  cmd->add_option("--top", options->top, "functions to list")->capture_default_str();
+  cmd->add_option("--top", options->top, "functions, operators and kernels to list")->capture_default_str();
   cmd->add_flag("--idle", options->idle,
                 "count samples of idle threads too (default: only when recorded with --idle)");
+  cmd->add_flag("--ops-by-shapes", options->ops_by_shapes,
+                "group operators by input shapes too (torch's group_by_input_shape)");
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
       ->capture_default_str();
   return [options] { return run_report(*options); };

@@ -1,0 +1,216 @@
+"""Checks the "gpu" section of `stepscope report --json` for one trace
+against Holistic Trace Analysis run on the same trace, and against
+computations on the raw JSON written here.
+
+usage: check_gpu_hta.py TRACE REPORT.json
+
+HTA runs with HTA_DISABLE_NS_ROUNDING=1, so it keeps the trace's fractional
+microseconds instead of rounding each event inward to whole ones. Two
+documented differences are taken out before comparing (docs/gpu.md):
+Kineto's cuda_sync events are device waits, not device activity, so they are
+removed from the copy HTA reads; HTA's launch statistics know only some
+runtime names (cudaLaunchKernel, ...), so they are compared only when every
+correlated runtime call has one of those names.
+"""
+import collections
+import gzip
+import json
+import math
+import os
+import sys
+import tempfile
+
+os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+
+import logging  # noqa: E402
+
+logging.disable(logging.WARNING)
+
+from hta.trace_analysis import TraceAnalysis  # noqa: E402
+from hta.utils.utils import shorten_name  # noqa: E402
+
+HTA_LAUNCH_NAMES = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
+                    "runFunction - job_prep_and_submit_for_execution"}
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events"}
+failures = []
+
+
+def close(name, got, want, tol_us=0.01, rel=1e-6):
+    if got is None or want is None or (isinstance(want, float) and math.isnan(want)):
+        if not (got is None and (want is None or (isinstance(want, float) and math.isnan(want)))):
+            failures.append(f"{name}: stepscope {got}, expected {want}")
+        return
+    if abs(got - want) > tol_us + rel * abs(want):
+        failures.append(f"{name}: stepscope {got}, expected {want}")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def without_cuda_sync(trace, directory):
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    kept = [e for e in events if e.get("cat") != "cuda_sync"]
+    trace = dict(trace, traceEvents=kept) if isinstance(trace, dict) else kept
+    path = os.path.join(directory, "trace.json")
+    with open(path, "w") as f:
+        json.dump(trace, f)
+    return path
+
+
+def check_temporal(hta, rank, ours):
+    t = hta.get_temporal_breakdown(visualize=False).iloc[0]
+    close("span_us", ours["span_us"], float(t["kernel_time(us)"]))
+    close("idle_us", ours["idle_us"], float(t["idle_time(us)"]))
+    close("compute_us", ours["compute_us"], float(t["compute_time(us)"]))
+    close("non_compute_us", ours["non_compute_us"], float(t["non_compute_time(us)"]))
+
+
+def check_idle(hta, rank, ours, stream_of_track):
+    df = hta.get_idle_time_breakdown(consecutive_kernel_delay=30, visualize=False)
+    df = df[0] if isinstance(df, tuple) else df
+    want = collections.defaultdict(float)
+    for _, row in df.iterrows():
+        want[(int(row["stream"]), row["idle_category"])] += float(row["idle_time"])
+    categories = {"host_wait": "host_wait_us", "kernel_wait": "kernel_wait_us", "other": "other_us"}
+    streams_seen = set()
+    for s in ours:
+        stream = stream_of_track[(s["pid"], s["stream"])]
+        streams_seen.add(stream)
+        for category, field in categories.items():
+            close(f"stream {stream} {category}", s[field], want.get((stream, category), 0.0))
+    hta_streams = {stream for stream, _ in want}
+    if hta_streams - streams_seen:
+        failures.append(f"streams HTA has and stepscope lacks: {sorted(hta_streams - streams_seen)}")
+
+
+def check_kernels(hta, ours):
+    _, df = hta.get_gpu_kernel_breakdown(visualize=False, duration_ratio=1.0, num_kernels=10**9,
+                                         include_memory_kernels=True)
+    # HTA shortens names (templates, arguments) and groups by the short name.
+    by_short = collections.defaultdict(lambda: [0, 0.0, math.inf, -math.inf])
+    for k in ours:
+        if k["class"] == "other":
+            continue  # HTA leaves its "OTHER" kernels out of this breakdown
+        entry = by_short[(shorten_name(k["name"]), k["class"].upper())]
+        entry[0] += k["count"]
+        entry[1] += k["total_us"]
+        entry[2] = min(entry[2], k["min_us"])
+        entry[3] = max(entry[3], k["max_us"])
+    if len(df) != len(by_short):
+        failures.append(f"kernel names: stepscope {len(by_short)} groups, HTA {len(df)}")
+    for _, row in df.iterrows():
+        key = (row["name"], row["kernel_type"])
+        if key not in by_short:
+            failures.append(f"kernel missing: {key}")
+            continue
+        count, total, low, high = by_short[key]
+        close(f"{key} total", total, float(row["sum (us)"]))
+        close(f"{key} min", low, float(row["min (us)"]))
+        close(f"{key} max", high, float(row["max (us)"]))
+
+
+def check_overlap(hta, ours):
+    df = hta.get_comm_comp_overlap(visualize=False)
+    value = float(df.iloc[0]["comp_comm_overlap_pctg"])
+    if math.isnan(value):
+        close("comm_comp_overlap", ours["comm_comp_overlap"], None)
+    else:
+        close("comm_comp_overlap", 100 * ours["comm_comp_overlap"], value, tol_us=0.01)
+
+
+def check_launch(hta, rank, ours, runtime_names):
+    if not runtime_names or not runtime_names <= HTA_LAUNCH_NAMES:
+        return False
+    df = list(hta.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False).values())[0]
+    if ours["launches"] != len(df):
+        failures.append(f"launches: stepscope {ours['launches']}, HTA {len(df)}")
+        return True
+    close("cpu_duration mean", ours["cpu_duration"]["mean_us"], float(df["cpu_duration"].mean()))
+    close("cpu_duration max", ours["cpu_duration"]["max_us"], float(df["cpu_duration"].max()))
+    close("device_duration mean", ours["device_duration"]["mean_us"], float(df["gpu_duration"].mean()))
+    close("launch_delay mean", ours["launch_delay"]["mean_us"], float(df["launch_delay"].mean()))
+    close("launch_delay max", ours["launch_delay"]["max_us"], float(df["launch_delay"].max()))
+    tiny = int((df["gpu_duration"] < df["cpu_duration"]).sum())
+    if tiny != ours["tiny_kernels"]:
+        failures.append(f"tiny kernels: stepscope {ours['tiny_kernels']}, HTA's frame {tiny}")
+    return True
+
+
+def check_memcpy(events, ours, kept_correlations):
+    """Independently of HTA: counts, time and bytes per direction."""
+    want = collections.defaultdict(lambda: [0, 0.0, 0])
+    for e in events:
+        if e.get("cat") not in ("gpu_memcpy", "gpu_memset"):
+            continue
+        if kept_correlations is not None and e["args"].get("correlation") not in kept_correlations:
+            continue
+        name = e["name"]
+        direction = "memset" if e["cat"] == "gpu_memset" else (
+            name[7:11] if name.startswith("Memcpy ") else "unknown")
+        w = want[direction]
+        w[0] += 1
+        w[1] += float(e["dur"])
+        w[2] += int(e["args"].get("bytes", 0))
+    got = {d["direction"]: d for d in ours["directions"]} if ours else {}
+    if set(got) - {"unknown"} != set(want) - {"unknown"}:
+        failures.append(f"memcpy directions: stepscope {sorted(got)}, trace {sorted(want)}")
+    for direction, (count, dur, size) in want.items():
+        d = got.get(direction)
+        if d is None:
+            continue
+        if d["count"] != count or d["bytes"] != size:
+            failures.append(f"memcpy {direction}: stepscope {d['count']} ops {d['bytes']} B, trace {count} ops {size} B")
+        close(f"memcpy {direction} time", d["total_us"], dur, tol_us=0.01 * count)
+        if size and d["total_us"] > 0:
+            close(f"memcpy {direction} bandwidth", d["bandwidth_gbps"], size / (dur * 1e3), tol_us=1e-6, rel=1e-3)
+
+
+def main():
+    trace_path, report_path = sys.argv[1], sys.argv[2]
+    report = json.load(open(report_path))
+    ours = report["gpu"]["ranks"][0]
+    trace = load(trace_path)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    device = [e for e in events if e.get("cat") in DEVICE_CATS and e.get("ph") == "X"]
+    if not device:
+        if ours["device_events"] != 0 or ours["temporal"] is not None:
+            failures.append("a trace without device activity has device figures")
+        finish()
+        return
+    # Kineto puts each stream on its own track; the importer keeps tracks.
+    stream_of_track = {}
+    pid_ids, tid_ids = {}, {}
+    for e in device:
+        stream_of_track[(e["pid"], e["tid"])] = int(e["args"]["stream"])
+    with tempfile.TemporaryDirectory() as directory:
+        hta = TraceAnalysis(trace_files={0: without_cuda_sync(trace, directory)}, trace_dir=directory)
+        kept = None
+        if ours["complete_steps_only"]:
+            df = hta.t.get_trace(0)
+            kept = set(int(c) for c in df[df["stream"].ne(-1)]["correlation"])
+        check_temporal(hta, 0, ours["temporal"])
+        # Track ids in the report are the importer's: map them back through the trace.
+        tracks = {(int(p) if str(p).lstrip("-").isdigit() else p, int(t)): s for (p, t), s in stream_of_track.items()}
+        check_idle(hta, 0, ours["idle_by_stream"], tracks)
+        check_kernels(hta, ours["kernels"])
+        check_overlap(hta, ours["temporal"])
+        correlations = {e["args"].get("correlation") for e in device if "correlation" in e.get("args", {})}
+        runtime_names = {e["name"] for e in events
+                         if str(e.get("cat", "")).endswith("runtime") and e.get("args", {}).get("correlation") in correlations}
+        launch_checked = check_launch(hta, 0, ours["launch"], runtime_names)
+        check_memcpy(events, ours["memcpy"], kept)
+    print(json.dumps({"device_events": ours["device_events"], "launch_checked": launch_checked,
+                      "complete_steps_only": ours["complete_steps_only"]}))
+    finish()
+
+
+def finish():
+    if failures:
+        print("\n".join(failures[:40]), file=sys.stderr)
+        sys.exit(1)
+
+
+main()
