@@ -79,8 +79,8 @@ void write_launch_and_memcpy(const GpuRank& rank, std::ostream& out) {
         share(static_cast<int64_t>(l.tiny), static_cast<int64_t>(l.launches)), l.runtime_outliers, l.delay_outliers);
   }
   for (const MemcpyDirection& d : rank.memcpy.directions) {
-    out << fmt::format("  {:<8} {:>6} ops {:>12} {:>14} bytes", d.direction, d.count,
-                       ms(static_cast<double>(d.total_ns)), d.bytes);
+    out << fmt::format("  {:<8} {:>6} ops {:>12} {:>14}", d.direction, d.count, ms(static_cast<double>(d.total_ns)),
+                       d.bytes > 0 ? fmt::format("{} bytes", d.bytes) : "size unknown");
     if (auto bw = d.bandwidth_gbps()) out << fmt::format(" {:>8.2f} GB/s", *bw);
     out << '\n';
   }
