@@ -2,7 +2,7 @@
 against Holistic Trace Analysis run on the same trace, and against
 computations on the raw JSON written here.
 
-usage: check_gpu_hta.py compare TRACE REPORT.json
+usage: check_gpu_hta.py compare TRACE REPORT.json [TRACE REPORT.json ...]
        check_gpu_hta.py prepare TRACE COPY.json   (the trace as HTA reads it)
 
 HTA runs with HTA_DISABLE_NS_ROUNDING=1, so it keeps the trace's fractional
@@ -213,11 +213,7 @@ def check_memcpy(events, ours, kept_correlations):
             close(f"memcpy {direction} bandwidth", d["bandwidth_gbps"], size / (dur * 1e3), tol_us=1e-6, rel=1e-3)
 
 
-def main():
-    if sys.argv[1] == "prepare":
-        write_json(normalized(sys.argv[2]), sys.argv[3])
-        return
-    trace_path, report_path = sys.argv[2], sys.argv[3]
+def check_one(trace_path, report_path):
     report = json.load(open(report_path))
     ours = report["gpu"]["ranks"][0]
     trace = normalized(trace_path)
@@ -226,13 +222,9 @@ def main():
     if not device:
         if ours["device_events"] != 0 or ours["temporal"] is not None:
             failures.append("a trace without device activity has device figures")
-        finish()
-        return
-    # Kineto puts each stream on its own track; the importer keeps tracks.
-    stream_of_track = {}
-    pid_ids, tid_ids = {}, {}
-    for e in device:
-        stream_of_track[(e["pid"], e["tid"])] = int(e["args"]["stream"])
+        return {"device_events": 0}
+    # Kineto puts each stream on its own track; the report names tracks.
+    tracks = {(e["pid"], e["tid"]): int(e["args"]["stream"]) for e in device}
     with tempfile.TemporaryDirectory() as directory:
         copy = os.path.join(directory, "trace.json")
         write_json(trace, copy)
@@ -242,8 +234,6 @@ def main():
             df = hta.t.get_trace(0)
             kept = set(int(c) for c in df[df["stream"].ne(-1)]["correlation"])
         check_temporal(hta, 0, ours["temporal"])
-        # Track ids in the report are the importer's: map them back through the trace.
-        tracks = {(int(p) if str(p).lstrip("-").isdigit() else p, int(t)): s for (p, t), s in stream_of_track.items()}
         check_idle(hta, ours["idle_by_stream"], tracks, independent_idle(events, kept))
         check_kernels(hta, ours["kernels"])
         check_overlap(hta, ours["temporal"])
@@ -252,14 +242,25 @@ def main():
                          if str(e.get("cat", "")).endswith("runtime") and e.get("args", {}).get("correlation") in correlations}
         launch_checked = check_launch(hta, 0, ours["launch"], runtime_names)
         check_memcpy(events, ours["memcpy"], kept)
-    print(json.dumps({"device_events": ours["device_events"], "launch_checked": launch_checked,
-                      "complete_steps_only": ours["complete_steps_only"]}))
-    finish()
+    return {"device_events": ours["device_events"], "launch_checked": launch_checked,
+            "complete_steps_only": ours["complete_steps_only"]}
 
 
-def finish():
-    if failures:
-        print("\n".join(failures[:40]), file=sys.stderr)
+def main():
+    if sys.argv[1] == "prepare":
+        write_json(normalized(sys.argv[2]), sys.argv[3])
+        return
+    # Pairs of TRACE REPORT: one process, so HTA and pandas load once.
+    pairs = list(zip(sys.argv[2::2], sys.argv[3::2]))
+    failed = []
+    for trace_path, report_path in pairs:
+        failures.clear()
+        summary = check_one(trace_path, report_path)
+        name = os.path.basename(trace_path)
+        print(f"{'FAIL' if failures else 'ok'} {name} {json.dumps(summary)}")
+        failed += [f"{name}: {f}" for f in failures[:20]]
+    if failed:
+        print("\n".join(failed), file=sys.stderr)
         sys.exit(1)
 
 

@@ -7,20 +7,22 @@ kineto="$STEPSCOPE_SHARED/testdata/kineto"
 "$PY" -c 'import hta' 2>/dev/null || fail "HolisticTraceAnalysis is not installed in $PY (scripts/setup)"
 
 passed=0
-compare() {  # compare TRACE: stepscope on the trace itself
-  expect_status 0 "$STEPSCOPE" report "$1" --json -o "$WORK/report.json"
-  "$PY" "$check" compare "$1" "$WORK/report.json" >"$WORK/check.out" 2>"$WORK/check.err" ||
-    fail "$1: $(grep -v Warning "$WORK/check.err" | grep -v '^  ' | head -20)"
-  echo "ok $(basename "$1") $(cat "$WORK/check.out")"
+pairs=()
+for trace in \
+    ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz \
+    amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz \
+    nccl_parser_config/nccl_data.json.gz \
+    mtia_inference_trace/mtia_inference_rank_0.json.gz \
+    critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz \
+    cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz; do
+  report="$WORK/$(basename "$trace").report.json"
+  expect_status 0 "$STEPSCOPE" report "$kineto/$trace" --json -o "$report"
+  pairs+=("$kineto/$trace" "$report")
   passed=$((passed + 1))
-}
-
-compare "$kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
-compare "$kineto/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-compare "$kineto/nccl_parser_config/nccl_data.json.gz"
-compare "$kineto/mtia_inference_trace/mtia_inference_rank_0.json.gz"
-compare "$kineto/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
-compare "$kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+done
+# One Python process for all: HTA and pandas load once.
+"$PY" "$check" compare "${pairs[@]}" 2>"$WORK/check.err" ||
+  fail "$(grep -v Warning "$WORK/check.err" | grep -v '^  ' | head -30)"
 
 # The MTIA training trace has DMA events without a stream argument, which HTA
 # counts as host events and stepscope as device activity (they lie on the
