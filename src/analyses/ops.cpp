@@ -134,13 +134,15 @@ std::vector<uint32_t> nest(const Run& run, const std::vector<Node>& nodes) {
 
 // The device activity each host event launched itself: a device span's
 // correlation names its runtime launch, which belongs to the innermost cpu op
-// or user annotation around it (the op whose External id the activity carries).
+// around it: Kineto gives the activity that op's External id. User annotations
+// do not count (in the NCCL trace of testdata, a kernel launched inside
+// "nccl:all_reduce" inside the op record_param_comms carries the op's id).
 void attach_device_time(const Run& run, std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
   std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
   std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const Span& span = run.spans[nodes[i].span];
-    bool op = span.kind == SpanKind::kCpuOp || span.kind == SpanKind::kUserRange;
+    bool op = span.kind == SpanKind::kCpuOp;
     owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
     node_of_span[nodes[i].span] = i;
   }

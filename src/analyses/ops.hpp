@@ -9,7 +9,8 @@
 // parent. Self CPU = duration minus the durations of the direct children
 // (negative when children overlap each other, as in torch). Device time of a
 // host event = its own device activity (kernels, copies, memsets whose runtime
-// launch, linked by correlation, ran under it) plus that of its children.
+// launch, linked by correlation, ran under it as the innermost cpu op) plus
+// that of its children.
 // Device activity also forms rows of its own, with device time only.
 // Details: docs/ops.md.
 #pragma once

@@ -115,6 +115,7 @@ TEST(Ops, DeviceTimeThroughCorrelationToTheInnermostOp) {
   OpsBuilder b;
   b.op("aten::linear", 0, 100);
   b.op("aten::addmm", 10, 50);
+  b.span(SpanKind::kUserRange, "nccl:all_reduce", 15, 35);  // annotations own no launches
   b.span(SpanKind::kRuntimeCall, "cudaLaunchKernel", 20, 30, 1, 7);
   b.span(SpanKind::kRuntimeCall, "cudaLaunchKernel", 60, 70, 1, 8);  // directly under linear
   b.span(SpanKind::kKernel, "gemm", 200, 260, 7, 7, {}, 0);
@@ -126,7 +127,8 @@ TEST(Ops, DeviceTimeThroughCorrelationToTheInnermostOp) {
   EXPECT_EQ(row(ops, "aten::linear").self_device_ns, 5 * kUs);
   EXPECT_EQ(row(ops, "aten::linear").device_total_ns, 65 * kUs);
   EXPECT_EQ(row(ops, "cudaLaunchKernel").calls, 2);  // runtime calls are host rows, as in torch
-  EXPECT_EQ(row(ops, "aten::addmm").self_cpu_ns, 30 * kUs);
+  EXPECT_EQ(row(ops, "aten::addmm").self_cpu_ns, 20 * kUs);
+  EXPECT_EQ(row(ops, "nccl:all_reduce", OpRowKind::kUserAnnotation).device_total_ns, 0);
   EXPECT_EQ(row(ops, "gemm", OpRowKind::kDevice).self_device_ns, 60 * kUs);
   EXPECT_EQ(row(ops, "Memcpy HtoD", OpRowKind::kDevice).device_total_ns, 10 * kUs);
   EXPECT_EQ(ops.ops.front().self_device_ns, 60 * kUs);  // device traces sort by self device time
