@@ -1,11 +1,14 @@
-// stepscope report RUN.db|TRACE|DIR... [--json] [--top N] [--idle] [--ops-by-shapes] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [-o OUT]
 #include <algorithm>
 #include <filesystem>
 
+#include "analyses/counter_series.hpp"
+#include "analyses/flame_tree.hpp"
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
+#include "renderers/report_html.hpp"
 #include "renderers/report_json.hpp"
 #include "renderers/report_text.hpp"
 #include "util/error.hpp"
@@ -17,6 +20,8 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> inputs;
   std::string output = "-";
+  bool output_given = false;
+  std::string html;
   bool json = false;
   bool idle = false;
   bool ops_by_shapes = false;
@@ -49,13 +54,28 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   return paths;
 }
 
+void write_html(const Run& run, const Report& report, const ReportOptions& options, bool include_idle) {
+  Profile profile = build_profile(run, {.include_idle = include_idle});
+  FlameTree flame = build_flame_tree(run, profile, {.include_idle = include_idle});
+  std::vector<CounterSeries> counters = build_counter_series(run);
+  write_output(options.html, [&](std::ostream& out) {
+    write_report_html({.report = report, .profile = profile, .flame = flame, .counters = counters}, out);
+  });
+}
+
 int run_report(const ReportOptions& options) {
   std::vector<std::string> inputs = expand_inputs(options.inputs);
   Run run = open_run_or_trace(inputs.front());
-  Report report = build_report(run, inputs.front(), {.include_idle = options.idle || run_wants_idle(run)},
+  bool include_idle = options.idle || run_wants_idle(run);
+  Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
                                {.group_by_input_shapes = options.ops_by_shapes});
   // Other ranks one at a time: only their device figures stay in memory.
   for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i]), inputs[i]);
+  if (!options.html.empty()) {
+    write_html(run, report, options, include_idle);
+    // The page is the output asked for; text or JSON too only when asked.
+    if (!options.json && !options.output_given) return 0;
+  }
   write_output(options.output, [&](std::ostream& out) {
     if (options.json) {
       write_report_json(report, out);
@@ -76,14 +96,19 @@ Command add_report_command(CLI::App& app) {
                   "them: the ranks of one job, compared")
       ->required();
   cmd->add_flag("--json", options->json, "machine-readable JSON (schema stepscope.report/1)");
+  cmd->add_option("--html", options->html,
+                  "also write a self-contained HTML report (charts, flame graph, tables) to this file");
   cmd->add_option("--top", options->top, "functions, operators and kernels to list")->capture_default_str();
   cmd->add_flag("--idle", options->idle,
                 "count samples of idle threads too (default: only when recorded with --idle)");
   cmd->add_flag("--ops-by-shapes", options->ops_by_shapes,
                 "group operators by input shapes too (torch's group_by_input_shape)");
-  cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
-      ->capture_default_str();
-  return [options] { return run_report(*options); };
+  CLI::Option* output = cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
+                            ->capture_default_str();
+  return [options, output] {
+    options->output_given = output->count() > 0;
+    return run_report(*options);
+  };
 }
 
 }  // namespace stepscope::cli
