@@ -2,7 +2,8 @@
 
 namespace stepscope {
 
-Report build_report(const Run& run, const std::string& source, const ProfileOptions& options) {
+Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
+                    const OpsOptions& ops_options) {
   Report report;
   report.run = &run;
   report.source = source;
@@ -12,7 +13,14 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.processes = summarize_processes(run);
   report.functions = function_costs(profile);
   report.steps = analyze_steps(run);
+  report.ops = analyze_ops(run, ops_options);
+  report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
   return report;
+}
+
+void add_rank(Report& report, const Run& run, const std::string& source) {
+  report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
+  report.rank_comparison = compare_ranks(report.gpu.ranks);
 }
 
 }  // namespace stepscope

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "analyses/function_costs.hpp"
+#include "analyses/gpu.hpp"
+#include "analyses/ops.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
+#include "analyses/rank_comparison.hpp"
 #include "analyses/steps.hpp"
 
 namespace stepscope {
@@ -20,8 +23,16 @@ struct Report {
   std::vector<ProcessSummary> processes;
   FunctionCosts functions;
   StepsAnalysis steps;
+  OpsAnalysis ops;
+  GpuAnalysis gpu;  // one rank per trace; the first is `run`
+  std::optional<RankComparison> rank_comparison;  // with several ranks
 };
 
-Report build_report(const Run& run, const std::string& source, const ProfileOptions& options);
+Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
+                    const OpsOptions& ops_options = {});
+
+// Adds the device analyses of another rank of the same job (its Run may be
+// freed afterwards) and compares the ranks.
+void add_rank(Report& report, const Run& run, const std::string& source);
 
 }  // namespace stepscope

@@ -1,4 +1,7 @@
-// stepscope report RUN.db|TRACE [--json] [--html OUT.html] [--top N] [--idle] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [-o OUT]
+#include <algorithm>
+#include <filesystem>
+
 #include "analyses/counter_series.hpp"
 #include "analyses/flame_tree.hpp"
 #include "analyses/report.hpp"
@@ -8,20 +11,48 @@
 #include "renderers/report_html.hpp"
 #include "renderers/report_json.hpp"
 #include "renderers/report_text.hpp"
+#include "util/error.hpp"
 
 namespace stepscope::cli {
 
 namespace {
 
 struct ReportOptions {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output = "-";
   bool output_given = false;
   std::string html;
   bool json = false;
   bool idle = false;
+  bool ops_by_shapes = false;
   size_t top = 20;
 };
+
+bool looks_like_trace_or_run(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  return name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".db");
+}
+
+// A directory stands for the traces of one job in it, in name order.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths;
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(input, error)) {
+      paths.push_back(input);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(input, error)) {
+      if (entry.is_regular_file() && looks_like_trace_or_run(entry.path())) found.push_back(entry.path().string());
+    }
+    if (error) throw InputError(input + ": cannot list the directory: " + error.message());
+    if (found.empty()) throw InputError(input + ": no traces (.json, .json.gz) or runs (.db) in the directory");
+    std::sort(found.begin(), found.end());
+    paths.insert(paths.end(), found.begin(), found.end());
+  }
+  return paths;
+}
 
 void write_html(const Run& run, const Report& report, const ReportOptions& options, bool include_idle) {
   Profile profile = build_profile(run, {.include_idle = include_idle});
@@ -33,9 +64,13 @@ void write_html(const Run& run, const Report& report, const ReportOptions& optio
 }
 
 int run_report(const ReportOptions& options) {
-  Run run = open_run_or_trace(options.input);
+  std::vector<std::string> inputs = expand_inputs(options.inputs);
+  Run run = open_run_or_trace(inputs.front());
   bool include_idle = options.idle || run_wants_idle(run);
-  Report report = build_report(run, options.input, {.include_idle = include_idle});
+  Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
+                               {.group_by_input_shapes = options.ops_by_shapes});
+  // Other ranks one at a time: only their device figures stay in memory.
+  for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i]), inputs[i]);
   if (!options.html.empty()) {
     write_html(run, report, options, include_idle);
     // The page is the output asked for; text or JSON too only when asked.
@@ -56,14 +91,18 @@ int run_report(const ReportOptions& options) {
 Command add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand("report", "What a run or trace spent its time on");
-  cmd->add_option("input", options->input, "run file (RUN.db) or trace (.json, .json.gz)")
+  cmd->add_option("input", options->inputs,
+                  "run file (RUN.db) or trace (.json, .json.gz); several traces or a directory of "
+                  "them: the ranks of one job, compared")
       ->required();
   cmd->add_flag("--json", options->json, "machine-readable JSON (schema stepscope.report/1)");
   cmd->add_option("--html", options->html,
                   "also write a self-contained HTML report (charts, flame graph, tables) to this file");
-  cmd->add_option("--top", options->top, "functions to list")->capture_default_str();
+  cmd->add_option("--top", options->top, "functions, operators and kernels to list")->capture_default_str();
   cmd->add_flag("--idle", options->idle,
                 "count samples of idle threads too (default: only when recorded with --idle)");
+  cmd->add_flag("--ops-by-shapes", options->ops_by_shapes,
+                "group operators by input shapes too (torch's group_by_input_shape)");
   CLI::Option* output = cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
                             ->capture_default_str();
   return [options, output] {

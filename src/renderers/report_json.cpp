@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "renderers/gpu_json.hpp"
 #include "renderers/json_writer.hpp"
+#include "renderers/ops_json.hpp"
 #include "renderers/steps_json.hpp"
 
 namespace stepscope {
@@ -67,6 +69,10 @@ void append_report(const Report& report, std::string& out) {
   append_processes(report, out);
   root.field("steps");
   append_steps_json(*report.run, report.steps, out);
+  root.field("ops");
+  append_ops_json(*report.run, report.ops, out);
+  root.field("gpu");
+  append_gpu_json(report.gpu, report.rank_comparison, out);
   root.field("profile");
   JsonObject profile(out);
   profile.text("basis", basis_name(report.profile_source));

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
+#include "renderers/gpu_text.hpp"
+#include "renderers/ops_text.hpp"
 #include "renderers/steps_text.hpp"
 
 namespace stepscope {
@@ -78,6 +80,8 @@ void write_report_text(const Report& report, std::ostream& out, const ReportText
   write_header(report, out);
   write_processes(report, out);
   write_steps_text(*report.run, report.steps, out);
+  write_ops_text(*report.run, report.ops, out, options.top_functions);
+  write_gpu_text(report.gpu, report.rank_comparison, out, options.top_functions);
   write_functions(report, out, options.top_functions);
   if (report.functions.functions.empty()) out << "\nNo samples or spans to profile.\n";
 }

@@ -1,0 +1,57 @@
+// The device activity of a Run that the GPU analyses look at, each with the
+// runtime call that launched it: every kernel, copy and memset on a device
+// stream, whatever the vendor (kinds, not CUDA names, decide; annotations
+// mirrored onto a stream and synchronizations are not activity).
+//
+// Like Holistic Trace Analysis, when the trace has two or more ProfilerStep#N
+// markers the last step is taken to be cut short by the profiler: only
+// activity launched before the last step begins counts (activity whose launch
+// is not in the trace is then left out too, as HTA does).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analyses/kernel_class.hpp"
+#include "run/run.hpp"
+
+namespace stepscope {
+
+bool is_device_activity(SpanKind kind);
+
+inline constexpr SpanId kNoLaunch = UINT32_MAX;
+
+struct DeviceEvent {
+  SpanId span = 0;
+  SpanId launch = kNoLaunch;  // the runtime call with the same correlation
+  KernelClass kind = KernelClass::kComputation;
+};
+
+struct DeviceActivity {
+  std::vector<DeviceEvent> events;  // by start time (then end, then trace order)
+  size_t profiler_steps = 0;        // ProfilerStep#N markers in the trace
+  bool complete_steps_only = false; // the last step's activity is left out
+  size_t left_out = 0;              // events dropped by that rule
+  // Durations of the host's ProfilerStep ranges, the last one left out when
+  // there are two or more.
+  std::vector<int64_t> complete_step_ns;
+};
+
+DeviceActivity collect_device_activity(const Run& run);
+
+// The rank a trace says it is (metadata distributedInfo's "rank"), if any.
+std::optional<int64_t> trace_rank(const Run& run);
+
+// The runtime call of each correlation id, for joining device activity to its
+// launch without a hash lookup per event: sorted (correlation, span) pairs.
+class LaunchIndex {
+ public:
+  explicit LaunchIndex(const Run& run);
+  SpanId find(int64_t correlation) const;
+
+ private:
+  std::vector<std::pair<int64_t, SpanId>> launches_;
+};
+
+}  // namespace stepscope

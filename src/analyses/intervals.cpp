@@ -1,0 +1,43 @@
+// Interval unions for the GPU analyses: one sweep over intervals sorted by
+// start.
+#include <algorithm>
+
+#include "analyses/gpu.hpp"
+
+namespace stepscope {
+
+std::vector<Interval> merge_sorted(const std::vector<Interval>& sorted) {
+  std::vector<Interval> merged;
+  for (const Interval& interval : sorted) {
+    if (!merged.empty() && interval.start_ns <= merged.back().end_ns) {
+      merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
+    } else {
+      merged.push_back(interval);
+    }
+  }
+  return merged;
+}
+
+int64_t total_length(const std::vector<Interval>& disjoint) {
+  int64_t total = 0;
+  for (const Interval& interval : disjoint) total += interval.end_ns - interval.start_ns;
+  return total;
+}
+
+int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t overlap = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t start = std::max(a[i].start_ns, b[j].start_ns);
+    int64_t end = std::min(a[i].end_ns, b[j].end_ns);
+    if (end > start) overlap += end - start;
+    if (a[i].end_ns < b[j].end_ns) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return overlap;
+}
+
+}  // namespace stepscope

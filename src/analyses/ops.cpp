@@ -1,0 +1,274 @@
+#include "analyses/ops.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <unordered_map>
+
+#include "analyses/device_activity.hpp"
+
+namespace stepscope {
+
+const char* op_row_kind_name(OpRowKind kind) {
+  switch (kind) {
+    case OpRowKind::kHost:
+      return "host";
+    case OpRowKind::kUserAnnotation:
+      return "user_annotation";
+    case OpRowKind::kDevice:
+      break;
+  }
+  return "device";
+}
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+bool is_host_event(SpanKind kind) {
+  return kind == SpanKind::kCpuOp || kind == SpanKind::kUserRange ||
+         kind == SpanKind::kPythonFunction || kind == SpanKind::kRuntimeCall;
+}
+
+// The ops that torch's key_averages() leaves out (profiler_util._filter_name).
+bool torch_filters_name(std::string_view name) {
+  static constexpr std::array<std::string_view, 8> kFiltered = {
+      "[memory]",
+      "[OutOfMemory]",
+      "profiler::_record_function_enter",
+      "profiler::_record_function_enter_new",
+      "profiler::_record_function_exit",
+      "aten::is_leaf",
+      "aten::output_nr",
+      "aten::_version"};
+  return std::find(kFiltered.begin(), kFiltered.end(), name) != kFiltered.end();
+}
+
+// Per string id: the id torch groups under (kNone for filtered names), with
+// every ProfilerStep#N folded onto the first one seen, as torch's
+// "ProfilerStep*". Computed once per distinct name, not per event.
+class NameClasses {
+ public:
+  explicit NameClasses(const StringTable& strings) : strings_(strings), group_(strings.size(), kUnset) {}
+
+  uint32_t group(StringId name) {
+    uint32_t& group = group_[name];
+    if (group != kUnset) return group;
+    std::string_view text = strings_.get(name);
+    if (torch_filters_name(text)) {
+      group = kNone;
+    } else if (text.starts_with("ProfilerStep#")) {
+      if (profiler_step_ == kUnset) profiler_step_ = name;
+      group = profiler_step_;
+    } else {
+      group = name;
+    }
+    return group;
+  }
+  bool is_profiler_step(uint32_t group) const { return group == profiler_step_; }
+
+ private:
+  static constexpr uint32_t kUnset = UINT32_MAX - 1;
+  const StringTable& strings_;
+  std::vector<uint32_t> group_;
+  uint32_t profiler_step_ = kUnset;
+};
+
+// One host event in the nesting forest of its thread.
+struct Node {
+  SpanId span = 0;
+  uint32_t group = 0;
+  uint32_t parent = kNone;  // after merging only children into same-named parents
+  uint32_t children = 0;    // direct children, after merging
+  bool merged = false;      // merged into its parent: not a row of its own
+  int64_t children_ns = 0;  // sum of the direct children's durations
+  int64_t own_device_ns = 0;
+  int64_t device_total_ns = 0;
+};
+
+int64_t duration(const Span& span) { return span.end_ns - span.start_ns; }
+
+// Host events in torch's order: by thread, then start, then longest first;
+// ties keep trace order (torch's sorts are stable).
+std::vector<Node> host_nodes(const Run& run, NameClasses& names) {
+  std::vector<Node> nodes;
+  for (SpanId i = 0; i < run.spans.size(); ++i) {
+    const Span& span = run.spans[i];
+    if (!is_host_event(span.kind)) continue;
+    uint32_t group = names.group(span.name);
+    if (group != kNone) nodes.push_back({.span = i, .group = group});
+  }
+  std::stable_sort(nodes.begin(), nodes.end(), [&](const Node& a, const Node& b) {
+    const Span& x = run.spans[a.span];
+    const Span& y = run.spans[b.span];
+    return std::tie(x.pid, x.tid, x.start_ns, y.end_ns) < std::tie(y.pid, y.tid, y.start_ns, x.end_ns);
+  });
+  return nodes;
+}
+
+// torch's _populate_cpu_children: a stack of open events per thread; an event
+// whose start is at or past the top's end, or whose end is past it, closes
+// the top. Returns each node's parent before merging.
+std::vector<uint32_t> nest(const Run& run, const std::vector<Node>& nodes) {
+  std::vector<uint32_t> parent(nodes.size(), kNone);
+  std::vector<uint32_t> open;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const Span& span = run.spans[nodes[i].span];
+    if (i > 0) {
+      const Span& previous = run.spans[nodes[i - 1].span];
+      if (previous.pid != span.pid || previous.tid != span.tid) open.clear();
+    }
+    while (!open.empty()) {
+      const Span& top = run.spans[nodes[open.back()].span];
+      if (span.start_ns >= top.end_ns || span.end_ns > top.end_ns) {
+        open.pop_back();
+      } else {
+        parent[i] = open.back();
+        break;
+      }
+    }
+    open.push_back(i);
+  }
+  return parent;
+}
+
+// The device activity each host event launched itself: a device span's
+// correlation names its runtime launch, which belongs to the innermost cpu op
+// around it: Kineto gives the activity that op's External id. User annotations
+// do not count (in the NCCL trace of testdata, a kernel launched inside
+// "nccl:all_reduce" inside the op record_param_comms carries the op's id).
+void attach_device_time(const Run& run, std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
+  std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
+  std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const Span& span = run.spans[nodes[i].span];
+    bool op = span.kind == SpanKind::kCpuOp;
+    owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
+    node_of_span[nodes[i].span] = i;
+  }
+  LaunchIndex launches(run);
+  for (const Span& span : run.spans) {
+    if (!is_device_activity(span.kind) || span.correlation == 0) continue;
+    SpanId launch = launches.find(span.correlation);
+    if (launch == kNoLaunch || node_of_span[launch] == kNone) continue;
+    uint32_t op = owner[node_of_span[launch]];
+    if (op != kNone) nodes[op].own_device_ns += duration(span);
+  }
+}
+
+// torch's _remove_dup_nodes: an only child with its parent's name is merged
+// into the parent, which takes over its children and its device activity.
+// Parents come before children in `nodes`, so one pass reaches the fixpoint.
+void merge_and_sum(const Run& run, std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (parent[i] != kNone) nodes[parent[i]].children++;
+  }
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    uint32_t p = parent[i];
+    if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
+    nodes[i].parent = p;
+    if (p != kNone && nodes[p].group == nodes[i].group && nodes[p].children == 1) {
+      nodes[i].merged = true;
+      nodes[p].children = nodes[i].children;
+      nodes[p].own_device_ns = nodes[i].own_device_ns;
+    }
+  }
+  for (Node& node : nodes) node.device_total_ns = node.own_device_ns;
+  // Children after parents: walking backwards folds subtrees upwards.
+  for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
+    const Node& node = nodes[i];
+    if (node.merged || node.parent == kNone) continue;
+    nodes[node.parent].children_ns += duration(run.spans[node.span]);
+    nodes[node.parent].device_total_ns += node.device_total_ns;
+  }
+}
+
+struct RowKey {
+  uint32_t group;
+  OpRowKind kind;
+  StringId shapes;
+  bool operator==(const RowKey&) const = default;
+};
+struct RowKeyHash {
+  size_t operator()(const RowKey& k) const {
+    return std::hash<uint64_t>()((uint64_t{k.group} << 32) ^ (uint64_t{k.shapes} << 2) ^
+                                 static_cast<uint64_t>(k.kind));
+  }
+};
+
+class RowTable {
+ public:
+  RowTable(const Run& run, const NameClasses& names, bool by_shapes)
+      : run_(run), names_(names), by_shapes_(by_shapes) {}
+
+  OpStats& row(uint32_t group, OpRowKind kind, StringId shapes) {
+    RowKey key{group, kind, by_shapes_ ? shapes : StringTable::kEmpty};
+    auto [found, inserted] = index_.try_emplace(key, rows_.size());
+    if (inserted) {
+      OpStats& stats = rows_.emplace_back();
+      stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
+      stats.kind = kind;
+      stats.input_shapes = key.shapes;
+    }
+    return rows_[found->second];
+  }
+  std::vector<OpStats> take() { return std::move(rows_); }
+
+ private:
+  const Run& run_;
+  const NameClasses& names_;
+  bool by_shapes_;
+  std::vector<OpStats> rows_;
+  std::unordered_map<RowKey, size_t, RowKeyHash> index_;
+};
+
+}  // namespace
+
+OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options) {
+  NameClasses names(run.strings);
+  std::vector<Node> nodes = host_nodes(run, names);
+  std::vector<uint32_t> parent = nest(run, nodes);
+  attach_device_time(run, nodes, parent);
+  merge_and_sum(run, nodes, parent);
+
+  RowTable table(run, names, options.group_by_input_shapes);
+  for (const Node& node : nodes) {
+    if (node.merged) continue;
+    const Span& span = run.spans[node.span];
+    OpRowKind kind = span.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
+    OpStats& row = table.row(node.group, kind, span.detail);
+    row.calls++;
+    row.cpu_total_ns += duration(span);
+    row.self_cpu_ns += duration(span) - node.children_ns;
+    row.device_total_ns += node.device_total_ns;
+    row.self_device_ns += node.own_device_ns;
+  }
+  bool has_device = false;
+  for (const Span& span : run.spans) {
+    if (!is_device_activity(span.kind)) continue;
+    uint32_t group = names.group(span.name);
+    if (group == kNone) continue;
+    has_device = true;
+    OpStats& row = table.row(group, OpRowKind::kDevice, span.detail);
+    row.calls++;
+    row.device_total_ns += duration(span);
+    row.self_device_ns += duration(span);
+  }
+
+  OpsAnalysis result;
+  result.grouped_by_input_shapes = options.group_by_input_shapes;
+  result.ops = table.take();
+  for (const OpStats& row : result.ops) {
+    result.self_cpu_total_ns += row.self_cpu_ns;
+    result.self_device_total_ns += row.self_device_ns;
+  }
+  auto sort_key = [has_device](const OpStats& row) { return has_device ? row.self_device_ns : row.self_cpu_ns; };
+  std::stable_sort(result.ops.begin(), result.ops.end(), [&](const OpStats& a, const OpStats& b) {
+    if (sort_key(a) != sort_key(b)) return sort_key(a) > sort_key(b);
+    if (a.self_cpu_ns != b.self_cpu_ns) return a.self_cpu_ns > b.self_cpu_ns;
+    return a.name < b.name;
+  });
+  return result;
+}
+
+}  // namespace stepscope
