@@ -211,7 +211,10 @@ CompareResult compare_runs(const CompareSide& base, const CompareSide& cur, cons
   }
   if (base.has_phases && cur.has_phases) {
     for (const MetricSpec& spec : phase_specs()) {
-      if (auto m = compare_metric(spec, b, c, options)) out.phases.push_back(std::move(*m));
+      // A phase the program never had (no DataLoader, no optimizer) says nothing.
+      if (auto m = compare_metric(spec, b, c, options); m && (m->base > 0 || m->cur > 0)) {
+        out.phases.push_back(std::move(*m));
+      }
     }
   } else {
     out.notes.push_back("step phases are compared only when both sides were recorded with the hooks");

@@ -1,10 +1,13 @@
-// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--pid PID | -- CMD ARGS...]
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--history [DB]] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/history_append.hpp"
 #include "collectors/recorder.hpp"
+#include "history/history_db.hpp"
+#include "run/run_file.hpp"
 
 namespace stepscope::cli {
 
@@ -32,6 +35,7 @@ void print_summary(const RecordOptions& options, const RecordSummary& s) {
 
 Command add_record_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
+  auto history = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "record", "Record the Python stacks of a command (or a running process) and its whole "
                 "process tree");
@@ -43,14 +47,24 @@ Command add_record_command(CLI::App& app) {
                 "include idle threads in profiles (they are always recorded, marked idle)");
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
+  cmd->add_option("--history", *history,
+                  fmt::format("append the run's summary and steps to this history file (default {})",
+                              kDefaultHistoryPath))
+      ->expected(0, 1)
+      ->default_str(kDefaultHistoryPath);
   cmd->add_option("command", options->command, "the command to run, after --");
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options] {
+  return [options, history, cmd] {
     RecordSummary summary = record(*options);
     print_summary(*options, summary);
+    if (cmd->count("--history") > 0) {
+      std::string path = history->empty() ? kDefaultHistoryPath : *history;
+      append_to_history(path, options->output, load_run(options->output),
+                        fmt::format("{{\"rate_hz\": {}}}", options->rate_hz), summary.exit_status);
+    }
     return summary.exit_status;
   };
 }
