@@ -47,11 +47,9 @@ Command add_record_command(CLI::App& app) {
                 "include idle threads in profiles (they are always recorded, marked idle)");
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
-  cmd->add_option("--history", *history,
-                  fmt::format("append the run's summary and steps to this history file (default {})",
-                              kDefaultHistoryPath))
-      ->expected(0, 1)
-      ->default_str(kDefaultHistoryPath);
+  cmd->add_flag(fmt::format("--history{{{}}}", kDefaultHistoryPath), *history,
+                  fmt::format("append the run's summary and steps to the run history {} (--history=DB: another file)",
+                              kDefaultHistoryPath));
   cmd->add_option("command", options->command, "the command to run, after --");
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"

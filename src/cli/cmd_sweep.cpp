@@ -184,10 +184,8 @@ Command add_sweep_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", options->output_dir, "folder for the runs and sweep.html")
       ->capture_default_str();
   cmd->add_option("-r,--rate", options->rate_hz, "samples per second of each recording")->capture_default_str();
-  cmd->add_option("--history", options->history,
-                  fmt::format("also append each run to this history file (default {})", kDefaultHistoryPath))
-      ->expected(0, 1)
-      ->default_str(kDefaultHistoryPath);
+  cmd->add_flag(fmt::format("--history{{{}}}", kDefaultHistoryPath), options->history,
+                  fmt::format("also append each run to the run history {} (--history=DB: another file)", kDefaultHistoryPath));
   cmd->add_option("--confidence", options->bootstrap.confidence, "confidence of the intervals")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 0.999));

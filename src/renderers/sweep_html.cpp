@@ -33,7 +33,7 @@ std::string svg_chart(const SweepResult& r) {
   if (most <= 0) return {};
   int height = kRowHeight * static_cast<int>(r.rows.size()) + 30;
   std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "<svg width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"12\">\n",
       kLabelWidth + kBarWidth + 140, height);
   auto x = [&](double v) { return kLabelWidth + v / most * kBarWidth; };
