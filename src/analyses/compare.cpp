@@ -122,6 +122,10 @@ std::vector<StepRecord> steady_steps(const CompareSide& side, size_t skip, const
   return {side.steps.begin() + static_cast<std::ptrdiff_t>(skip), side.steps.end()};
 }
 
+StepWindow window_of(const std::vector<StepRecord>& steady) {
+  return {steady.front().start_ns, steady.back().end_ns, steady.size()};
+}
+
 void mark_gating(std::vector<MetricComparison>& metrics, const std::vector<std::string>& gating) {
   for (MetricComparison& m : metrics) {
     m.gating = std::find(gating.begin(), gating.end(), m.name) != gating.end();
@@ -232,7 +236,7 @@ CompareResult compare_runs(const CompareSide& base, const CompareSide& cur, cons
     }
   }
   if (base.run && cur.run) {
-    out.sections = compare_sections(*base.run, base.steps.size(), *cur.run, cur.steps.size(), options.top);
+    out.sections = compare_sections(*base.run, window_of(b), *cur.run, window_of(c), options.top);
   } else {
     out.notes.push_back("functions, operators and kernels are compared only between two run files");
   }

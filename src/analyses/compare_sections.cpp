@@ -21,26 +21,32 @@ std::string function_name(const StringTable& strings, const FunctionCost& f) {
   return name;
 }
 
-// Self time share (percent) of each function in the run's stack profile.
-std::map<std::string, double> function_shares(const Run& run) {
-  Profile profile = build_profile(run, {.include_idle = run_wants_idle(run)});
+bool inside(const StepWindow& w, int64_t ts) { return ts >= w.start_ns && ts < w.end_ns; }
+
+// Self time of each function in the stack profile of the window (start-up
+// and warm-up left out), ms per step.
+std::map<std::string, double> function_time_per_step(const Run& run, const StepWindow& w) {
+  size_t steps = w.steps;
+  Profile profile =
+      build_profile(run, {.include_idle = run_wants_idle(run), .from_ns = w.start_ns, .to_ns = w.end_ns});
   FunctionCosts costs = function_costs(profile);
   std::map<std::string, double> out;
-  if (costs.profile_ns <= 0) return out;
+  if (steps == 0) return out;
   for (const FunctionCost& f : costs.functions) {
-    out[function_name(run.strings, f)] += 100.0 * static_cast<double>(f.self_ns) / static_cast<double>(costs.profile_ns);
+    out[function_name(run.strings, f)] += static_cast<double>(f.self_ns) / kNsPerMs / static_cast<double>(steps);
   }
   return out;
 }
 
 bool is_profiler_step(const std::string& name) { return name.rfind("ProfilerStep#", 0) == 0; }
 
-// Milliseconds per step of the spans of `kind`, by name.
-std::map<std::string, double> span_time_per_step(const Run& run, SpanKind kind, size_t steps) {
+// Milliseconds per step of the spans of `kind` that start in the window, by name.
+std::map<std::string, double> span_time_per_step(const Run& run, SpanKind kind, const StepWindow& w) {
   std::map<std::string, double> out;
+  size_t steps = w.steps;
   if (steps == 0) return out;
   for (const Span& s : run.spans) {
-    if (s.kind != kind || s.end_ns < s.start_ns) continue;
+    if (s.kind != kind || s.end_ns < s.start_ns || !inside(w, s.start_ns)) continue;
     const std::string& name = run.strings.get(s.name);
     if (is_profiler_step(name)) continue;
     out[name] += static_cast<double>(s.end_ns - s.start_ns) / kNsPerMs;
@@ -74,17 +80,17 @@ std::vector<DiffRow> top_differences(const std::map<std::string, double>& base,
   return out;
 }
 
-std::vector<DiffTable> compare_sections(const Run& base, size_t base_steps, const Run& cur, size_t cur_steps,
-                                        size_t top) {
+std::vector<DiffTable> compare_sections(const Run& base, const StepWindow& base_window, const Run& cur,
+                                        const StepWindow& cur_window, size_t top) {
   std::vector<DiffTable> out;
-  add_section(out, "functions", "Top functions (share of profile, self time)", "%", function_shares(base),
-              function_shares(cur), top);
+  add_section(out, "functions", "Top functions (self time per step, all threads)", "ms/step",
+              function_time_per_step(base, base_window), function_time_per_step(cur, cur_window), top);
   add_section(out, "ops", "Operators (cpu_op spans, inclusive time per step)", "ms/step",
-              span_time_per_step(base, SpanKind::kCpuOp, base_steps),
-              span_time_per_step(cur, SpanKind::kCpuOp, cur_steps), top);
+              span_time_per_step(base, SpanKind::kCpuOp, base_window),
+              span_time_per_step(cur, SpanKind::kCpuOp, cur_window), top);
   add_section(out, "kernels", "Kernels (device time per step)", "ms/step",
-              span_time_per_step(base, SpanKind::kKernel, base_steps),
-              span_time_per_step(cur, SpanKind::kKernel, cur_steps), top);
+              span_time_per_step(base, SpanKind::kKernel, base_window),
+              span_time_per_step(cur, SpanKind::kKernel, cur_window), top);
   return out;
 }
 

@@ -174,14 +174,26 @@ TEST(CompareSections, LargestDifferencesFirst) {
 
 TEST(CompareSections, OperatorsAndKernelsPerStep) {
   stepscope::Run base = fixtures::span_run(), cur = fixtures::span_run();
-  std::vector<DiffTable> tables = compare_sections(base, 2, cur, 4, 10);
+  const int64_t second = 1'000'000'000;  // the fixture's steps start at 1 s and last 1 ms each
+  // Base: both steps; cur: only the second (the first is warm-up), so the
+  // kernel (starting at 1 s) and the first step's operator are outside.
+  std::vector<DiffTable> tables =
+      compare_sections(base, {second, second + 2 * kMs, 2}, cur, {second + kMs, second + 2 * kMs, 1}, 10);
   ASSERT_EQ(tables.size(), 3u);
+  EXPECT_EQ(tables[0].key, "functions");
   EXPECT_EQ(tables[1].key, "ops");
   EXPECT_EQ(tables[2].key, "kernels");
-  // The one kernel lasts 5 ms: 2.5 ms per step over 2 steps, 1.25 over 4.
+  // The one kernel lasts 5 ms: 2.5 ms per step over 2 steps; it starts before cur's window.
   ASSERT_EQ(tables[2].rows.size(), 1u);
   EXPECT_DOUBLE_EQ(tables[2].rows[0].base, 2.5);
-  EXPECT_DOUBLE_EQ(tables[2].rows[0].cur, 1.25);
+  EXPECT_DOUBLE_EQ(tables[2].rows[0].cur, 0);
+  // aten::mm (100 us, in step 1) and "tiny" (400 ns, in step 2).
+  std::map<std::string, DiffRow> ops;
+  for (const DiffRow& row : tables[1].rows) ops[row.name] = row;
+  EXPECT_DOUBLE_EQ(ops.at("aten::mm <&> \xff").base, 0.05);
+  EXPECT_DOUBLE_EQ(ops.at("aten::mm <&> \xff").cur, 0);
+  EXPECT_DOUBLE_EQ(ops.at("tiny").base, 0.0002);
+  EXPECT_DOUBLE_EQ(ops.at("tiny").cur, 0.0004);
 }
 
 CompareResult hostile_result() {
@@ -189,7 +201,7 @@ CompareResult hostile_result() {
   base.label = fixtures::kHostileCommand;
   cur.label = "cur|`*_[x](http://e)";
   CompareResult r = compare_runs(base, cur, {});
-  r.sections.push_back({"functions", "Top functions", "%", {{fixtures::kScriptName, 1, 2}, {"a|b\nc", 3, 1}}});
+  r.sections.push_back({"functions", "Top functions", "ms/step", {{fixtures::kScriptName, 1, 2}, {"a|b\nc", 3, 1}}});
   return r;
 }
 
