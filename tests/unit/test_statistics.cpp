@@ -8,6 +8,7 @@
 
 #include "analyses/statistics.hpp"
 #include "analyses/compare.hpp"
+#include "recorded_step_times.hpp"
 
 namespace stepscope {
 namespace {
@@ -108,6 +109,15 @@ TEST(Bootstrap, FalseAlarmRateOnBimodalSteps) {
   auto bimodal = [](SplitMix64& rng) { return (rng.uniform() < 0.25 ? 50.0 : 10.0) + rng.uniform(); };
   double rate = false_alarm_rate(40, 40, bimodal);
   EXPECT_LT(rate, 0.09);
+}
+
+TEST(Bootstrap, FalseAlarmRateOnRecordedStepTimes) {
+  // Pairs of runs drawn from the step times of a real recording.
+  auto recorded = [](SplitMix64& rng) {
+    return fixtures::kRecordedStepTimesMs[rng.below(fixtures::kRecordedStepTimesMs.size())];
+  };
+  EXPECT_LT(false_alarm_rate(40, 40, recorded), 0.09);
+  EXPECT_LT(false_alarm_rate(20, 60, recorded), 0.09);
 }
 
 // Power on steady steps (log-normal, 10% spread, no slow outliers: with 5%
