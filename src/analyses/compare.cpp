@@ -60,9 +60,18 @@ std::vector<RatioPoint> points(const std::vector<StepRecord>& steps, const StepV
 }
 
 std::optional<MetricComparison> compare_metric(const MetricSpec& spec, const std::vector<StepRecord>& base,
-                                               const std::vector<StepRecord>& cur, const CompareOptions& options) {
+                                               const std::vector<StepRecord>& cur, const CompareOptions& options,
+                                               std::vector<std::string>& notes) {
   std::vector<RatioPoint> b = points(base, spec.value), c = points(cur, spec.value);
   if (b.size() < kMinimumSteps || c.size() < kMinimumSteps) return std::nullopt;
+  if (ratio_of_sums(b) == 0) {
+    // Nothing to be relative to (a phase the base run did not have).
+    if (ratio_of_sums(c) != 0) {
+      notes.push_back(fmt::format("{}: 0 {} in BASE, {:.3f} {} in CUR; no relative change", spec.name, spec.unit,
+                                  ratio_of_sums(c), spec.unit));
+    }
+    return std::nullopt;
+  }
   MetricComparison m;
   m.name = spec.name;
   m.unit = spec.unit;
@@ -203,7 +212,7 @@ CompareResult compare_runs(const CompareSide& base, const CompareSide& cur, cons
   std::vector<StepRecord> c = steady_steps(cur, out.cur_skipped, "CUR");
 
   for (const MetricSpec& spec : headline_specs()) {
-    if (auto m = compare_metric(spec, b, c, options)) out.metrics.push_back(std::move(*m));
+    if (auto m = compare_metric(spec, b, c, options, out.notes)) out.metrics.push_back(std::move(*m));
   }
   // Memory peaks over all steps: warm-up is when memory grows.
   if (auto m = compare_peak("peak_memory", &StepRecord::host_peak_bytes, base.steps, cur.steps, options.threshold)) {
@@ -215,8 +224,7 @@ CompareResult compare_runs(const CompareSide& base, const CompareSide& cur, cons
   }
   if (base.has_phases && cur.has_phases) {
     for (const MetricSpec& spec : phase_specs()) {
-      // A phase the program never had (no DataLoader, no optimizer) says nothing.
-      if (auto m = compare_metric(spec, b, c, options); m && (m->base > 0 || m->cur > 0)) {
+      if (auto m = compare_metric(spec, b, c, options, out.notes)) {
         out.phases.push_back(std::move(*m));
       }
     }

@@ -117,7 +117,8 @@ Command add_compare_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("-m,--metric", options->metrics,
                   fmt::format("metrics that decide the exit status (repeatable; default: {}); known: {}",
-                              fmt::join(kDefaultGatingMetrics, ", "), fmt::join(compare_metric_names(), ", ")));
+                              fmt::join(kDefaultGatingMetrics, ", "), fmt::join(compare_metric_names(), ", ")))
+      ->allow_extra_args(false);  // one name per --metric, so BASE and CUR may follow
   cmd->add_option("--skip", options->skip,
                   "warm-up steps to leave out of each run (default: the steps analysis's rule, "
                   "clamp(N/10, 1, 10))");

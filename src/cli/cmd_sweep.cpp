@@ -178,8 +178,9 @@ Command add_sweep_command(CLI::App& app) {
   auto options = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Record one command under several settings and compare throughput and memory with intervals");
-  cmd->add_option("-p,--param", options->params, "NAME=v1,v2,...: values put in place of {NAME} in the command")
-      ->required();
+  cmd->add_option("-p,--param", options->params, "NAME=v1,v2,...: values put in place of {NAME} in the command (repeatable)")
+      ->required()
+      ->allow_extra_args(false);
   cmd->add_option("--repeat", options->repeat, "runs per setting")->capture_default_str();
   cmd->add_option("-o,--output-dir", options->output_dir, "folder for the runs and sweep.html")
       ->capture_default_str();

@@ -90,6 +90,19 @@ TEST(Compare, SameStepsNoRegression) {
   EXPECT_FALSE(r.regressed());
 }
 
+TEST(Compare, PhasesWithoutABaseAreNotedNotCompared) {
+  CompareSide base = side(times(10, 20)), cur = side(times(10, 20));
+  for (StepRecord& r : cur.steps) r.phase_ns[static_cast<size_t>(StepPhase::kDataWait)] = 2 * kMs;
+  CompareResult r = compare_runs(base, cur, {});
+  for (const MetricComparison& m : r.phases) {
+    EXPECT_NE(m.name, "data_wait");
+    EXPECT_NE(m.name, "backward");  // neither run has it
+  }
+  EXPECT_NO_THROW(metric(r, "forward"));
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.front().find("data_wait: 0 ms in BASE, 2.000 ms in CUR"), std::string::npos) << r.notes.front();
+}
+
 TEST(Compare, SkipOverridesTheWarmupFlags) {
   std::vector<double> base = times(20, 20);
   base[0] = base[1] = 500;  // slow start
