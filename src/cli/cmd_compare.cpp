@@ -1,5 +1,7 @@
 // stepscope compare BASE CUR | --baseline last CUR [--threshold F] [--metric M]... [--skip N]
 //                   [--json|--markdown] [-o OUT]
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "analyses/compare.hpp"

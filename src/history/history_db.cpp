@@ -1,6 +1,7 @@
 #include "history/history_db.hpp"
 
 #include <filesystem>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -178,7 +179,8 @@ std::vector<HistoryEntry> HistoryDb::entries() {
 
 std::optional<HistoryEntry> HistoryDb::latest_before(const std::string& command, int64_t before_unix_ns) {
   std::string sql =
-      select_entries("WHERE command = ? AND recorded_unix_ns < ? ORDER BY recorded_unix_ns DESC, id DESC LIMIT 1");
+      select_entries("WHERE command = ? AND recorded_unix_ns < ? AND exit_status = 0 AND steps >= 2 "
+                     "ORDER BY recorded_unix_ns DESC, id DESC LIMIT 1");
   SqliteStatement q(*db_, sql.c_str());
   q.bind_text(1, command).bind(2, before_unix_ns);
   if (!q.step()) return std::nullopt;

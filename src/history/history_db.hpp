@@ -45,7 +45,8 @@ class HistoryDb {
   // Appends the entry and its steps in one transaction; returns its id.
   int64_t append(const HistoryEntry& entry, const std::vector<StepRecord>& steps);
   std::vector<HistoryEntry> entries();  // oldest first
-  // The newest entry of `command` that started before `before_unix_ns`.
+  // The newest entry of `command` that started before `before_unix_ns`,
+  // exited 0 and has at least 2 steps (a crashed run is no baseline).
   std::optional<HistoryEntry> latest_before(const std::string& command, int64_t before_unix_ns);
   std::vector<StepRecord> steps(int64_t id);
 

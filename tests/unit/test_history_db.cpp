@@ -47,10 +47,16 @@ TEST(HistoryDb, AppendsAndReadsBack) {
     EXPECT_EQ(db.append(entry("python a.py", 100), steps), 1);
     EXPECT_EQ(db.append(entry("python b.py", 200), {}), 2);
     EXPECT_EQ(db.append(entry("python a.py", 300), {}), 3);
+    HistoryEntry crashed = entry("python a.py", 400);
+    crashed.exit_status = 1;
+    EXPECT_EQ(db.append(crashed, {}), 4);
+    HistoryEntry empty = entry("python a.py", 500);
+    empty.steps = 0;
+    EXPECT_EQ(db.append(empty, {}), 5);
   }
   HistoryDb db(path, HistoryDb::Mode::kReadExisting);
   std::vector<HistoryEntry> all = db.entries();
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[0].host, "host \"x\"");
   EXPECT_EQ(all[0].samples_per_sec, 1600.5);
   EXPECT_FALSE(all[0].tokens_per_sec.has_value());
@@ -64,7 +70,7 @@ TEST(HistoryDb, AppendsAndReadsBack) {
   EXPECT_EQ(back[1].host_peak_bytes, 9);
   EXPECT_EQ(back[1].tokens, -1);
 
-  EXPECT_EQ(db.latest_before("python a.py", 1000)->id, 3);
+  EXPECT_EQ(db.latest_before("python a.py", 1000)->id, 3);  // not the crashed one, nor the one without steps
   EXPECT_EQ(db.latest_before("python a.py", 300)->id, 1);  // strictly earlier
   EXPECT_FALSE(db.latest_before("python a.py", 100).has_value());
   EXPECT_FALSE(db.latest_before("python c.py", 1000).has_value());
