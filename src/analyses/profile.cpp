@@ -36,8 +36,7 @@ void add_weight(StackWeights& weights, StackId stack, int64_t ns) {
 std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, const ProfileOptions& options) {
   std::map<ThreadKey, StackWeights> by_thread;
   for (const Sample& s : run.samples) {
-    if (s.state == ThreadState::kIdle && !options.include_idle) continue;
-    if (!options.in_window(s.ts_ns)) continue;
+    if (!sample_in_profile(s, options)) continue;
     add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
   }
   return to_thread_profiles(std::move(by_thread));
@@ -98,6 +97,10 @@ int64_t ThreadProfile::total_ns() const {
   int64_t total = 0;
   for (const StackWeight& w : stacks) total += w.weight_ns;
   return total;
+}
+
+bool sample_in_profile(const Sample& sample, const ProfileOptions& options) {
+  return (sample.state != ThreadState::kIdle || options.include_idle) && options.in_window(sample.ts_ns);
 }
 
 bool run_wants_idle(const Run& run) {
