@@ -38,7 +38,16 @@ assert abs(m["base"] - sum(steady) / len(steady) / 1e6) < 1e-6, (m["base"], stea
 assert m["change_low"] <= m["change"] <= m["change_high"], m
 PYEOF
 
-# 30% slower per step: a regression, exit 1, in every format.
+# 30% slower per step: a regression, exit 1, in every format. A machine
+# loaded far beyond its cores can stall a whole stretch of one recording and
+# widen the interval past the threshold: then both are recorded once more.
+status=0
+"$STEPSCOPE" compare base.db slow.db > first.txt 2>&1 || status=$?
+if [ "$status" = 0 ]; then
+  echo "30% slower not flagged on the first try (a stalled machine?): $(cat first.txt)"
+  record base 1
+  record slow 1.3
+fi
 expect_status 1 "$STEPSCOPE" compare base.db slow.db
 grep -q "REGRESSION: step_time" "$WORK/stdout" || fail "text output names no regression: $(cat "$WORK/stdout")"
 expect_status 1 "$STEPSCOPE" compare base.db slow.db --json -o slow.json
