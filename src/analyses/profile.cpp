@@ -33,10 +33,10 @@ void add_weight(StackWeights& weights, StackId stack, int64_t ns) {
   w.weight_ns += ns;
 }
 
-std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, bool include_idle) {
+std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, const ProfileOptions& options) {
   std::map<ThreadKey, StackWeights> by_thread;
   for (const Sample& s : run.samples) {
-    if (!sample_in_profile(s, {.include_idle = include_idle})) continue;
+    if (!sample_in_profile(s, options)) continue;
     add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
   }
   return to_thread_profiles(std::move(by_thread));
@@ -44,10 +44,12 @@ std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, bo
 
 // Spans of one thread, outermost first when they start together, so a
 // single pass with an open-span stack recovers the nesting.
-std::map<ThreadKey, std::vector<const Span*>> host_spans_by_thread(const Run& run) {
+std::map<ThreadKey, std::vector<const Span*>> host_spans_by_thread(const Run& run, const ProfileOptions& options) {
   std::map<ThreadKey, std::vector<const Span*>> by_thread;
   for (const Span& s : run.spans) {
-    if (is_host_span(s.kind) && s.end_ns >= s.start_ns) by_thread[{s.pid, s.tid}].push_back(&s);
+    if (is_host_span(s.kind) && s.end_ns >= s.start_ns && options.in_window(s.start_ns)) {
+      by_thread[{s.pid, s.tid}].push_back(&s);
+    }
   }
   for (auto& [key, spans] : by_thread) {
     std::stable_sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) {
@@ -98,7 +100,7 @@ int64_t ThreadProfile::total_ns() const {
 }
 
 bool sample_in_profile(const Sample& sample, const ProfileOptions& options) {
-  return sample.state != ThreadState::kIdle || options.include_idle;
+  return (sample.state != ThreadState::kIdle || options.include_idle) && options.in_window(sample.ts_ns);
 }
 
 bool run_wants_idle(const Run& run) {
@@ -116,12 +118,12 @@ Profile build_profile(const Run& run, const ProfileOptions& options) {
     profile.source = ProfileSource::kSamples;
     profile.run_frames_ = &run.frames;
     profile.run_stacks_ = &run.stacks;
-    profile.threads = profile_samples(run, *period, options.include_idle);
+    profile.threads = profile_samples(run, *period, options);
     return profile;
   }
   profile.owns_tables_ = true;
   std::map<ThreadKey, StackWeights> by_thread;
-  for (auto& [key, spans] : host_spans_by_thread(run)) {
+  for (auto& [key, spans] : host_spans_by_thread(run, options)) {
     profile_thread_spans(spans, profile.own_frames_, profile.own_stacks_, by_thread[key]);
   }
   profile.source = by_thread.empty() ? ProfileSource::kEmpty : ProfileSource::kSpans;

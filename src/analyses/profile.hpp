@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "run/run.hpp"
@@ -32,6 +33,11 @@ struct ProfileOptions {
   // wall-clock view wants and a CPU profile does not. Threads in disk wait
   // count as busy either way: I/O-bound work is work.
   bool include_idle = false;
+  // Only samples taken, and spans that start, in [from_ns, to_ns): compare
+  // profiles the steady steps, without start-up and warm-up.
+  int64_t from_ns = std::numeric_limits<int64_t>::min();
+  int64_t to_ns = std::numeric_limits<int64_t>::max();
+  bool in_window(int64_t ts) const { return ts >= from_ns && ts < to_ns; }
 };
 
 enum class ProfileSource { kSamples, kSpans, kEmpty };
@@ -57,7 +63,8 @@ class Profile {
   StackTree own_stacks_;
 };
 
-// Whether a sample counts in a profile: idle ones only when asked.
+// Whether a sample counts in a profile: idle ones only when asked, and only
+// inside the options' time window.
 bool sample_in_profile(const Sample& sample, const ProfileOptions& options);
 
 // Whether a run asks for idle samples in its profile (`record --idle`).

@@ -1,4 +1,4 @@
-// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--pid PID | -- CMD ARGS...]
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--gpu MODE] [--history[=DB]] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/history_append.hpp"
 #include "collectors/recorder.hpp"
+#include "history/history_db.hpp"
+#include "run/run_file.hpp"
 
 namespace stepscope::cli {
 
@@ -35,6 +38,7 @@ void print_summary(const RecordOptions& options, const RecordSummary& s) {
 
 Command add_record_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
+  auto history = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "record", "Record the Python stacks of a command (or a running process) and its whole "
                 "process tree");
@@ -52,16 +56,24 @@ Command add_record_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
+  cmd->add_flag(fmt::format("--history{{{}}}", kDefaultHistoryPath), *history,
+                  fmt::format("append the run's summary and steps to the run history {} (--history=DB: another file)",
+                              kDefaultHistoryPath));
   cmd->add_option("command", options->command, "the command to run, after --");
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options, gpu] {
+  return [options, gpu, history, cmd] {
     const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
     options->gpu = modes.at(*gpu);
     RecordSummary summary = record(*options);
     print_summary(*options, summary);
+    if (cmd->count("--history") > 0) {
+      std::string path = history->empty() ? kDefaultHistoryPath : *history;
+      append_to_history(path, options->output, load_run(options->output),
+                        fmt::format("{{\"rate_hz\": {}}}", options->rate_hz), summary.exit_status);
+    }
     return summary.exit_status;
   };
 }

@@ -16,5 +16,8 @@ Command add_report_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_import_command(CLI::App& app);
 Command add_monitor_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
 
 }  // namespace stepscope::cli

@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   add(cli::add_import_command);
   add(cli::add_export_command);
   add(cli::add_monitor_command);
+  add(cli::add_compare_command);
+  add(cli::add_sweep_command);
+  add(cli::add_history_command);
 
   try {
     app.parse(argc, argv);
