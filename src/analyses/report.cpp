@@ -12,6 +12,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.processes = summarize_processes(run);
   report.functions = function_costs(profile);
   report.steps = analyze_steps(run);
+  report.diagnosis = diagnose({run, report.steps, report.processes});
   return report;
 }
 

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "analyses/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
@@ -20,6 +21,7 @@ struct Report {
   std::vector<ProcessSummary> processes;
   FunctionCosts functions;
   StepsAnalysis steps;
+  Diagnosis diagnosis;  // findings, best first
 };
 
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options);

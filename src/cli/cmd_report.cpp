@@ -1,4 +1,8 @@
-// stepscope report RUN.db|TRACE [--json] [--top N] [--idle] [-o OUT]
+// stepscope report RUN.db|TRACE [--json] [--top N] [--idle] [--color auto|always|never] [-o OUT]
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
@@ -16,7 +20,17 @@ struct ReportOptions {
   bool json = false;
   bool idle = false;
   size_t top = 20;
+  std::string color = "auto";
 };
+
+// Colors for a person at a terminal; plain text into files and pipes, and
+// for those who ask for none (https://no-color.org).
+bool use_color(const ReportOptions& options) {
+  if (options.color != "auto") return options.color == "always";
+  const char* term = std::getenv("TERM");
+  return options.output == "-" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr &&
+         !(term && std::string_view(term) == "dumb");
+}
 
 int run_report(const ReportOptions& options) {
   Run run = open_run_or_trace(options.input);
@@ -26,7 +40,7 @@ int run_report(const ReportOptions& options) {
     if (options.json) {
       write_report_json(report, out);
     } else {
-      write_report_text(report, out, {.top_functions = options.top});
+      write_report_text(report, out, {.top_functions = options.top, .color = use_color(options)});
     }
   });
   return 0;
@@ -43,6 +57,9 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("--top", options->top, "functions to list")->capture_default_str();
   cmd->add_flag("--idle", options->idle,
                 "count samples of idle threads too (default: only when recorded with --idle)");
+  cmd->add_option("--color", options->color, "ANSI colors: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
       ->capture_default_str();
   return [options] { return run_report(*options); };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "renderers/diagnosis_json.hpp"
 #include "renderers/json_writer.hpp"
 #include "renderers/steps_json.hpp"
 
@@ -67,6 +68,9 @@ void append_report(const Report& report, std::string& out) {
   append_processes(report, out);
   root.field("steps");
   append_steps_json(*report.run, report.steps, out);
+  root.field("diagnosis");
+  append_diagnosis_json(report.diagnosis, out);
+  root.text_or_null("diagnosis_note", report.diagnosis.not_diagnosed);
   root.field("profile");
   JsonObject profile(out);
   profile.text("basis", basis_name(report.profile_source));

@@ -1,0 +1,186 @@
+// Host work in the step thread that a change of code removes: logging and
+// metric formatting, a slow optimizer implementation, garbage collection.
+// They read the sampled stacks of the main process's step thread.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analyses/diagnosis_rules.hpp"
+#include "renderers/frame_label.hpp"
+
+namespace stepscope {
+
+namespace {
+
+// Files of the logging module, metric loggers and progress bars, and the
+// tensor formatter (printing a tensor formats it in Python).
+const std::vector<std::string_view>& logging_files() {
+  static const std::vector<std::string_view> files = {
+      "/logging/",   "torch/_tensor_str.py", "/tqdm/",     "/wandb/",      "torch/utils/tensorboard/",
+      "/tensorboardX/", "/mlflow/",         "/neptune/",  "/comet_ml/",   "/clearml/",
+      "/rich/",      "/aim/sdk/",            "/swanlab/"};
+  return files;
+}
+
+bool matches(const std::string& file, const std::vector<std::string_view>& needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return file.find(n) != std::string::npos; });
+}
+
+// The frame that called into the logging code: the last frame, root first,
+// before the first logging frame. Empty when the stack starts there.
+std::optional<FrameId> logging_call_site(const Run& run, StackId stack) {
+  std::vector<FrameId> frames = run.stacks.frames(stack);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (matches(run.strings.get(run.frames.get(frames[i]).file), logging_files())) {
+      return i == 0 ? std::nullopt : std::optional<FrameId>(frames[i - 1]);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string call_sites_text(const Run& run, const std::map<FrameId, uint64_t>& sites, uint64_t total) {
+  std::vector<std::pair<FrameId, uint64_t>> sorted(sites.begin(), sites.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text = "called from ";
+  for (size_t i = 0; i < sorted.size() && i < 3; ++i) {
+    if (i > 0) text += ", ";
+    text += fmt::format("{} ({} of these samples)", frame_label(run.strings, run.frames.get(sorted[i].first)),
+                        percent_text(static_cast<double>(sorted[i].second) / static_cast<double>(total)));
+  }
+  return text;
+}
+
+enum class OptimizerImpl { kUnknown, kForLoop, kForeach, kFused };
+
+OptimizerImpl optimizer_impl(std::string_view function) {
+  if (function.find("_single_tensor_") != std::string_view::npos) return OptimizerImpl::kForLoop;
+  if (function.find("_multi_tensor_") != std::string_view::npos) return OptimizerImpl::kForeach;
+  if (function.find("_fused_") != std::string_view::npos) return OptimizerImpl::kFused;
+  return OptimizerImpl::kUnknown;
+}
+
+// The implementation the samples show most often: torch.optim names its
+// functions _single_tensor_adamw, _multi_tensor_adamw, _fused_adamw, ...
+std::pair<OptimizerImpl, std::string> seen_optimizer_impl(const Run& run, const DiagnosisFacts& f) {
+  std::map<std::string, uint64_t> counts;
+  for (const Sample* s : f.step_samples) {
+    for (StackId id = s->stack; id != StackTree::kRoot; id = run.stacks.node(id).parent) {
+      const Frame& frame = run.frames.get(run.stacks.node(id).frame);
+      const std::string& name = run.strings.get(frame.function);
+      if (optimizer_impl(name) != OptimizerImpl::kUnknown &&
+          run.strings.get(frame.file).find("torch/optim/") != std::string::npos) {
+        ++counts[name];
+        break;
+      }
+    }
+  }
+  if (counts.empty()) return {OptimizerImpl::kUnknown, ""};
+  auto best = std::max_element(counts.begin(), counts.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return {optimizer_impl(best->first), best->first};
+}
+
+bool is_gc_marker(const Frame& frame, const StringTable& strings) {
+  return frame.kind == FrameKind::kMarker && strings.get(frame.function) == "<GC>";
+}
+
+Finding time_finding(std::string id, std::string title, double share) {
+  Finding out;
+  out.id = std::move(id);
+  out.title = std::move(title);
+  out.share = share;
+  out.expected_speedup = amdahl_speedup(share);
+  out.severity = severity_for_speedup(*out.expected_speedup);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Finding> logging_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
+  if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
+  uint64_t hits = 0;
+  std::map<FrameId, uint64_t> sites;
+  for (const Sample* s : f.step_samples) {
+    if (!stack_has_file(in.run, s->stack, logging_files())) continue;
+    ++hits;
+    if (auto site = logging_call_site(in.run, s->stack)) ++sites[*site];
+  }
+  double share = f.sample_share(hits);
+  if (hits < kMinRuleSamples || share < kLoggingShare) return std::nullopt;
+  Finding out = time_finding("logging_overhead",
+                             fmt::format("Logging overhead: {} of step time formats and writes logs", percent_text(share)),
+                             share);
+  out.evidence.push_back(fmt::format("{} of {} samples of the step thread are in logging, metric-logging or "
+                                     "tensor-formatting code",
+                                     hits, f.step_samples.size()));
+  if (!sites.empty()) out.evidence.push_back(call_sites_text(in.run, sites, hits));
+  out.recommendation =
+      "Log every N steps instead of every step; keep metrics as tensors and call .item() or format them "
+      "only when logging (printing a tensor formats it in Python and, on a GPU, synchronizes); hand "
+      "records to a background thread (logging.handlers.QueueHandler).";
+  return out;
+}
+
+std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
+  if (!f.primary) return std::nullopt;
+  double share = f.primary->phase_fractions[static_cast<size_t>(StepPhase::kOptimizer)];
+  if (share < kOptimizerShare) return std::nullopt;
+  Finding out = time_finding(
+      "optimizer_heavy", fmt::format("Optimizer-heavy: the optimizer step takes {} of step time", percent_text(share)),
+      share);
+  out.evidence.push_back(fmt::format("optimizer.step() takes {:.1f} ms of a mean {:.1f} ms step", share * f.primary->step_time.mean_ms,
+                                     f.primary->step_time.mean_ms));
+  auto [impl, function] = seen_optimizer_impl(in.run, f);
+  switch (impl) {
+    case OptimizerImpl::kForLoop:
+      out.evidence.push_back(fmt::format("the samples show the for-loop implementation ({}): one small "
+                                         "operation per parameter tensor",
+                                         function));
+      break;
+    case OptimizerImpl::kForeach:
+      out.evidence.push_back(fmt::format("the samples show the foreach implementation ({})", function));
+      break;
+    case OptimizerImpl::kFused:
+      out.evidence.push_back(fmt::format("the samples show the fused implementation ({})", function));
+      break;
+    case OptimizerImpl::kUnknown:
+      break;
+  }
+  out.recommendation =
+      impl == OptimizerImpl::kFused
+          ? "The optimizer is fused already: step it less often (gradient accumulation over larger "
+            "effective batches), or keep fewer optimizer states (an 8-bit optimizer such as bitsandbytes')."
+          : "Use the fused or foreach implementation (e.g. torch.optim.AdamW(..., fused=True), or "
+            "foreach=True), which updates all parameters in a few large operations instead of one per "
+            "tensor; fewer, larger parameter tensors help too; then step less often with gradient accumulation.";
+  return out;
+}
+
+std::optional<Finding> gc_pauses_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
+  if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
+  uint64_t hits = 0;
+  for (const Sample* s : f.step_samples) {
+    for (StackId id = s->stack; id != StackTree::kRoot; id = in.run.stacks.node(id).parent) {
+      if (is_gc_marker(in.run.frames.get(in.run.stacks.node(id).frame), in.run.strings)) {
+        ++hits;
+        break;
+      }
+    }
+  }
+  double share = f.sample_share(hits);
+  if (hits < kMinRuleSamples || share < kGcShare) return std::nullopt;
+  Finding out = time_finding(
+      "gc_pauses", fmt::format("Garbage-collection pauses: {} of step time is in Python's collector", percent_text(share)),
+      share);
+  out.evidence.push_back(
+      fmt::format("{} of {} samples of the step thread are in the cyclic garbage collector", hits, f.step_samples.size()));
+  out.recommendation =
+      "Call gc.freeze() after set-up so long-lived objects leave the collector's generations; raise "
+      "gc.set_threshold(), or gc.disable() in the loop with a gc.collect() every N steps; create fewer "
+      "short-lived Python objects per step (lists and dicts of tensors, per-item Python objects).";
+  return out;
+}
+
+}  // namespace stepscope
