@@ -1,7 +1,7 @@
 """Small training loops, each with one mechanism the diagnosis rules look for.
 
-  diagnosis_cases.py logging     logs a formatted tensor with `logging` every step
-  diagnosis_cases.py optimizer   AdamW's for-loop implementation over many small tensors
+  diagnosis_cases.py host        logs formatted tensors with `logging` every step, and
+                                 steps AdamW's for-loop implementation over 402 small tensors
   diagnosis_cases.py saturated   two DataLoader workers doing CPU work on every core
 
 Each runs --steps optimizer steps with one torch thread and prints `summary: {json}`.
@@ -37,7 +37,7 @@ class Spin(Dataset):
 
 
 def model_for(case):
-    if case == "optimizer":
+    if case == "host":
         # Hundreds of tiny parameter tensors: per-tensor overhead dominates.
         return torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(200)], torch.nn.Linear(16, 4))
     return torch.nn.Sequential(torch.nn.Linear(16, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4))
@@ -58,11 +58,11 @@ def compute(seconds):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("case", choices=["logging", "optimizer", "saturated"])
+    p.add_argument("case", choices=["host", "saturated"])
     p.add_argument("--steps", type=int, default=40)
     args = p.parse_args()
     torch.set_num_threads(1)
-    if args.case == "logging":
+    if args.case == "host":
         logging.basicConfig(stream=open(os.devnull, "w"), level=logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     model = model_for(args.case)
@@ -77,8 +77,8 @@ def main():
         loss.backward()
         compute(0.010)  # the step's own work, a steady 10 ms
         opt.step()
-        if args.case == "logging":
-            for name, param in list(model.named_parameters())[:2]:
+        if args.case == "host":
+            for name, param in list(model.named_parameters())[:4]:
                 log.info("step %d %s %s grad %s", step, name, param.data, param.grad)
     wall = time.perf_counter() - start
     print("summary: " + json.dumps({"steps": args.steps, "wall_s": round(wall, 3)}), flush=True)
