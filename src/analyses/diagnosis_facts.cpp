@@ -168,6 +168,17 @@ bool inside(const Intervals& spans, int64_t ts) {
   return it != spans.begin() && std::prev(it)->second > ts;
 }
 
+void gather_gc_pauses(const Run& run, DiagnosisFacts& f) {
+  for (const Span& s : run.spans) {
+    if (s.kind != SpanKind::kOther || s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
+    if (ns < 0 || run.strings.get(s.name) != "gc_pause") continue;
+    ++f.gc_pauses;
+    f.gc_pause_ns += ns;
+    f.gc_longest_ns = std::max(f.gc_longest_ns, ns);
+  }
+}
+
 void gather_samples(const Run& run, DiagnosisFacts& f) {
   Intervals waits = data_waits(run, f.primary->pid, f.main_tid);
   std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
@@ -209,6 +220,7 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   gather_cpu(counters, f);
   gather_process_cpu(counters, f);
   gather_disks(counters, f);
+  gather_gc_pauses(input.run, f);
   gather_samples(input.run, f);
   return f;
 }

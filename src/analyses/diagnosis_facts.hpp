@@ -41,6 +41,11 @@ struct DiagnosisFacts {
   std::vector<std::pair<int, double>> gpu_memory_total_bytes;  // (gpu index, bytes)
   std::vector<std::pair<int, double>> gpu_memory_peak_used_bytes;
 
+  // Garbage collections the hooks timed on the step thread inside steady steps.
+  size_t gc_pauses = 0;
+  int64_t gc_pause_ns = 0;
+  int64_t gc_longest_ns = 0;
+
   // Samples of the main process's step thread inside steady steps, and of
   // those, the ones in its data waits.
   std::vector<const Sample*> step_samples;

@@ -86,6 +86,19 @@ bool is_gc_marker(const Frame& frame, const StringTable& strings) {
   return frame.kind == FrameKind::kMarker && strings.get(frame.function) == "<GC>";
 }
 
+uint64_t gc_marker_samples(const Run& run, const DiagnosisFacts& f) {
+  uint64_t hits = 0;
+  for (const Sample* s : f.step_samples) {
+    for (StackId id = s->stack; id != StackTree::kRoot; id = run.stacks.node(id).parent) {
+      if (is_gc_marker(run.frames.get(run.stacks.node(id).frame), run.strings)) {
+        ++hits;
+        break;
+      }
+    }
+  }
+  return hits;
+}
+
 Finding time_finding(std::string id, std::string title, double share) {
   Finding out;
   out.id = std::move(id);
@@ -158,28 +171,34 @@ std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& in, const Diag
   return out;
 }
 
+// From the hooks' timed collections when there are any, else from samples
+// in <GC> marker frames (a collector that marks them).
 std::optional<Finding> gc_pauses_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
-  if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
-  uint64_t hits = 0;
-  for (const Sample* s : f.step_samples) {
-    for (StackId id = s->stack; id != StackTree::kRoot; id = in.run.stacks.node(id).parent) {
-      if (is_gc_marker(in.run.frames.get(in.run.stacks.node(id).frame), in.run.strings)) {
-        ++hits;
-        break;
-      }
-    }
+  if (!f.primary || f.steady_ns <= 0) return std::nullopt;
+  double share = 0;
+  std::string evidence;
+  if (f.gc_pauses > 0) {
+    share = static_cast<double>(f.gc_pause_ns) / static_cast<double>(f.steady_ns);
+    evidence = fmt::format("{} collections on the step thread during steady steps, {:.1f} ms in all, the longest "
+                           "{:.1f} ms (timed by gc.callbacks)",
+                           f.gc_pauses, static_cast<double>(f.gc_pause_ns) / 1e6, static_cast<double>(f.gc_longest_ns) / 1e6);
+  } else {
+    uint64_t hits = gc_marker_samples(in.run, f);
+    if (hits < kMinRuleSamples) return std::nullopt;
+    share = f.sample_share(hits);
+    evidence = fmt::format("{} of {} samples of the step thread are in the cyclic garbage collector", hits,
+                           f.step_samples.size());
   }
-  double share = f.sample_share(hits);
-  if (hits < kMinRuleSamples || share < kGcShare) return std::nullopt;
+  if (share < kGcShare) return std::nullopt;
   Finding out = time_finding(
       "gc_pauses", fmt::format("Garbage-collection pauses: {} of step time is in Python's collector", percent_text(share)),
       share);
-  out.evidence.push_back(
-      fmt::format("{} of {} samples of the step thread are in the cyclic garbage collector", hits, f.step_samples.size()));
+  out.evidence.push_back(evidence);
   out.recommendation =
-      "Call gc.freeze() after set-up so long-lived objects leave the collector's generations; raise "
-      "gc.set_threshold(), or gc.disable() in the loop with a gc.collect() every N steps; create fewer "
-      "short-lived Python objects per step (lists and dicts of tensors, per-item Python objects).";
+      "Do not call gc.collect() every step; call gc.freeze() after set-up so long-lived objects leave the "
+      "collector's generations; raise gc.set_threshold(), or gc.disable() in the loop with a gc.collect() "
+      "every N steps; create fewer short-lived Python objects per step (lists and dicts of tensors, "
+      "per-item Python objects).";
   return out;
 }
 

@@ -64,10 +64,13 @@ for quiet in ("logging_overhead", "optimizer_heavy", "gc_pauses", "memory_pressu
 '
 done
 
-# Logging a formatted tensor every step, and AdamW's for-loop over 402 tensors.
+# Logging a formatted tensor every step, AdamW's for-loop over 402 tensors,
+# and gc.collect() every step.
 record host "$cases" host --steps 20
 check host '
-assert ids[:2] == ["optimizer_heavy", "logging_overhead"] or ids[:2] == ["logging_overhead", "optimizer_heavy"], ids
+assert sorted(ids) == ["gc_pauses", "logging_overhead", "optimizer_heavy"], ids
+gc = d[ids.index("gc_pauses")]
+assert any("timed by gc.callbacks" in e for e in gc["evidence"]), gc["evidence"]
 log = d[ids.index("logging_overhead")]
 assert any("diagnosis_cases.py:" in e for e in log["evidence"]), log["evidence"]
 opt = d[ids.index("optimizer_heavy")]

@@ -277,12 +277,31 @@ TEST(Diagnosis, GcPausesFromMarkerFrames) {
   b.steps(20, 0, 50, 40, 10);
   FrameId gc = b.run.intern_frame("<GC>", "", 0, stepscope::FrameKind::kMarker);
   b.restack_in_steps(20, 100, 0, 10, {b.loop, gc});
-  const Finding* f = find(b.diagnose(), "gc_pauses");
+  auto d = b.diagnose();
+  const Finding* f = find(d, "gc_pauses");
   ASSERT_TRUE(f);
   EXPECT_NEAR(f->share, 0.1, 0.01);
   RunBuilder quiet;
   quiet.steps(20, 0, 50, 40, 10);
   EXPECT_FALSE(find(quiet.diagnose(), "gc_pauses"));
+}
+
+TEST(Diagnosis, GcPausesFromTimedCollections) {
+  RunBuilder b;
+  b.steps(20, 0, 50, 40, 10);
+  for (int i = 0; i < 20; ++i) b.span(kPid, SpanKind::kOther, i * 100 + 60, i * 100 + 68, "gc_pause");
+  b.span(2, SpanKind::kOther, 0, 2000, "gc_pause");  // another process: not the step's
+  auto d = b.diagnose();
+  const Finding* f = find(d, "gc_pauses");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->share, 0.08, 1e-9);  // the 18 steady steps' 8 ms of 100
+  EXPECT_TRUE(any_contains(f->evidence, "18 collections on the step thread during steady steps, 144.0 ms in all, "
+                                        "the longest 8.0 ms"))
+      << f->evidence[0];
+  RunBuilder brief;
+  brief.steps(20, 0, 50, 40, 10);
+  for (int i = 0; i < 20; ++i) brief.span(kPid, SpanKind::kOther, i * 100 + 60, i * 100 + 62, "gc_pause");
+  EXPECT_FALSE(find(brief.diagnose(), "gc_pauses"));  // 2%
 }
 
 TEST(Diagnosis, HostMemoryPressure) {
@@ -310,7 +329,8 @@ TEST(Diagnosis, DeviceMemoryPressureAndNone) {
   b.counter("gpu.0.memory_used_bytes", 0, 100, 78 * kGiB);
   b.counter("memory.used_bytes", 0, 100, 4 * kGiB);
   b.counter("memory.available_bytes", 0, 100, 12 * kGiB);
-  const Finding* f = find(b.diagnose(), "memory_pressure");
+  auto d = b.diagnose();
+  const Finding* f = find(d, "memory_pressure");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, stepscope::Severity::kHigh);  // 97.5%
   EXPECT_NE(f->title.find("device memory peaks at 98%"), std::string::npos) << f->title;

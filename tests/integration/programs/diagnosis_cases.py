@@ -1,12 +1,14 @@
 """Small training loops, each with one mechanism the diagnosis rules look for.
 
-  diagnosis_cases.py host        logs formatted tensors with `logging` every step, and
-                                 steps AdamW's for-loop implementation over 402 small tensors
+  diagnosis_cases.py host        logs formatted tensors with `logging` every step, steps
+                                 AdamW's for-loop implementation over 402 small tensors, and
+                                 calls gc.collect() every step with many live objects
   diagnosis_cases.py saturated   two DataLoader workers doing CPU work on every core
 
 Each runs --steps optimizer steps with one torch thread and prints `summary: {json}`.
 """
 import argparse
+import gc
 import json
 import logging
 import os
@@ -69,6 +71,10 @@ def main():
     # foreach=False: the for-loop implementation, whatever this torch's default.
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
     batches = iter(loader_for(args.case, 4))
+    # Long-lived objects each full collection has to traverse: torch's own are
+    # frozen out of the collector, so the cost is this list's, the same anywhere.
+    gc.freeze()
+    live = [[i] for i in range(100_000)] if args.case == "host" else []
     start = time.perf_counter()
     for step in range(1, args.steps + 1):
         x, y = next(batches)
@@ -80,8 +86,9 @@ def main():
         if args.case == "host":
             for name, param in list(model.named_parameters())[:4]:
                 log.info("step %d %s %s grad %s", step, name, param.data, param.grad)
+            gc.collect()
     wall = time.perf_counter() - start
-    print("summary: " + json.dumps({"steps": args.steps, "wall_s": round(wall, 3)}), flush=True)
+    print("summary: " + json.dumps({"steps": args.steps, "wall_s": round(wall, 3), "live": len(live)}), flush=True)
     return 0
 
 
