@@ -53,7 +53,11 @@ Diagnosis diagnose(const DiagnosisInput& input) {
     if (auto finding = rule(input, facts)) out.findings.push_back(std::move(*finding));
   }
   rank_findings(out.findings);
-  if (!facts.primary) out.not_diagnosed = "the run has no steps, so step-time rules could not look";
+  if (!facts.primary) {
+    out.not_diagnosed =
+        "none: the run has no steps (not recorded by stepscope with its hooks), so the step-time rules "
+        "could not look";
+  }
   return out;
 }
 
