@@ -34,7 +34,7 @@ PYEOF
 
 # The example with a tokenizer-heavy input (a tiny model, so tokenizing is a
 # large part of each step), without workers and with two.
-lm_args=("$STEPSCOPE_REPO/examples/train_lm.py" --steps 20 --batch-size 8 --threads 1 --d-model 16 --layers 1 --merges 64)
+lm_args=("$STEPSCOPE_REPO/examples/train_lm.py" --steps 30 --batch-size 8 --threads 1 --d-model 16 --layers 2 --merges 64)
 record lm0 "${lm_args[@]}" --num-workers 0
 record lm2 "${lm_args[@]}" --num-workers 2
 
