@@ -225,14 +225,35 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   return f;
 }
 
-bool stack_has_file(const Run& run, StackId stack, const std::vector<std::string_view>& needles) {
-  for (StackId id = stack; id != StackTree::kRoot; id = run.stacks.node(id).parent) {
-    const std::string& file = run.strings.get(run.frames.get(run.stacks.node(id).frame).file);
-    for (std::string_view needle : needles) {
-      if (file.find(needle) != std::string::npos) return true;
-    }
+StackFrameFinder::StackFrameFinder(const Run& run, std::function<bool(const Frame&)> matches)
+    : run_(run),
+      matches_(std::move(matches)),
+      frame_state_(run.frames.size(), 0),
+      stack_answer_(run.stacks.size(), kUnknown) {
+  if (!stack_answer_.empty()) stack_answer_[StackTree::kRoot] = kNone;
+}
+
+bool StackFrameFinder::frame_matches(FrameId frame) {
+  if (frame_state_[frame] == 0) frame_state_[frame] = matches_(run_.frames.get(frame)) ? 2 : 1;
+  return frame_state_[frame] == 2;
+}
+
+FrameId StackFrameFinder::find(StackId stack) {
+  if (stack >= stack_answer_.size()) return kNone;
+  // Up to the nearest stack with a known answer, then back down.
+  std::vector<StackId> pending;
+  for (StackId id = stack; stack_answer_[id] == kUnknown; id = run_.stacks.node(id).parent) pending.push_back(id);
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    const StackNode& node = run_.stacks.node(*it);
+    stack_answer_[*it] = frame_matches(node.frame) ? node.frame : stack_answer_[node.parent];
   }
-  return false;
+  return stack_answer_[stack];
+}
+
+bool frame_file_contains(const Run& run, const Frame& frame, const std::vector<std::string_view>& needles) {
+  const std::string& file = run.strings.get(frame.file);
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return file.find(n) != std::string::npos; });
 }
 
 std::string percent_text(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,8 +62,27 @@ struct DiagnosisFacts {
 
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input);
 
-// Whether a stack holds a frame whose file path contains one of `needles`.
-bool stack_has_file(const Run& run, StackId stack, const std::vector<std::string_view>& needles);
+// For each stack, the frame nearest the leaf that satisfies a predicate,
+// memoized over the stack tree: a long recording's samples share few distinct
+// stacks, and a stack's answer extends its parent's, so each frame and stack
+// is looked at once.
+class StackFrameFinder {
+ public:
+  static constexpr FrameId kNone = UINT32_MAX;
+  StackFrameFinder(const Run& run, std::function<bool(const Frame&)> matches);
+  FrameId find(StackId stack);
+
+ private:
+  static constexpr FrameId kUnknown = UINT32_MAX - 1;
+  bool frame_matches(FrameId frame);
+  const Run& run_;
+  std::function<bool(const Frame&)> matches_;
+  std::vector<int8_t> frame_state_;    // 0 unknown, 1 no, 2 yes
+  std::vector<FrameId> stack_answer_;  // kUnknown until computed
+};
+
+// Whether `frame`'s file path contains one of `needles`.
+bool frame_file_contains(const Run& run, const Frame& frame, const std::vector<std::string_view>& needles);
 
 // "42%" and "2.4x", as findings write them.
 std::string percent_text(double fraction);

@@ -23,17 +23,12 @@ const std::vector<std::string_view>& logging_files() {
   return files;
 }
 
-bool matches(const std::string& file, const std::vector<std::string_view>& needles) {
-  return std::any_of(needles.begin(), needles.end(),
-                     [&](std::string_view n) { return file.find(n) != std::string::npos; });
-}
-
 // The frame that called into the logging code: the last frame, root first,
 // before the first logging frame. Empty when the stack starts there.
 std::optional<FrameId> logging_call_site(const Run& run, StackId stack) {
   std::vector<FrameId> frames = run.stacks.frames(stack);
   for (size_t i = 0; i < frames.size(); ++i) {
-    if (matches(run.strings.get(run.frames.get(frames[i]).file), logging_files())) {
+    if (frame_file_contains(run, run.frames.get(frames[i]), logging_files())) {
       return i == 0 ? std::nullopt : std::optional<FrameId>(frames[i - 1]);
     }
   }
@@ -64,22 +59,19 @@ OptimizerImpl optimizer_impl(std::string_view function) {
 // The implementation the samples show most often: torch.optim names its
 // functions _single_tensor_adamw, _multi_tensor_adamw, _fused_adamw, ...
 std::pair<OptimizerImpl, std::string> seen_optimizer_impl(const Run& run, const DiagnosisFacts& f) {
-  std::map<std::string, uint64_t> counts;
+  StackFrameFinder finder(run, [&](const Frame& frame) {
+    return optimizer_impl(run.strings.get(frame.function)) != OptimizerImpl::kUnknown &&
+           run.strings.get(frame.file).find("torch/optim/") != std::string::npos;
+  });
+  std::map<StringId, uint64_t> counts;
   for (const Sample* s : f.step_samples) {
-    for (StackId id = s->stack; id != StackTree::kRoot; id = run.stacks.node(id).parent) {
-      const Frame& frame = run.frames.get(run.stacks.node(id).frame);
-      const std::string& name = run.strings.get(frame.function);
-      if (optimizer_impl(name) != OptimizerImpl::kUnknown &&
-          run.strings.get(frame.file).find("torch/optim/") != std::string::npos) {
-        ++counts[name];
-        break;
-      }
-    }
+    if (FrameId frame = finder.find(s->stack); frame != StackFrameFinder::kNone) ++counts[run.frames.get(frame).function];
   }
   if (counts.empty()) return {OptimizerImpl::kUnknown, ""};
   auto best = std::max_element(counts.begin(), counts.end(),
                                [](const auto& a, const auto& b) { return a.second < b.second; });
-  return {optimizer_impl(best->first), best->first};
+  const std::string& name = run.strings.get(best->first);
+  return {optimizer_impl(name), name};
 }
 
 bool is_gc_marker(const Frame& frame, const StringTable& strings) {
@@ -87,15 +79,9 @@ bool is_gc_marker(const Frame& frame, const StringTable& strings) {
 }
 
 uint64_t gc_marker_samples(const Run& run, const DiagnosisFacts& f) {
+  StackFrameFinder finder(run, [&](const Frame& frame) { return is_gc_marker(frame, run.strings); });
   uint64_t hits = 0;
-  for (const Sample* s : f.step_samples) {
-    for (StackId id = s->stack; id != StackTree::kRoot; id = run.stacks.node(id).parent) {
-      if (is_gc_marker(run.frames.get(run.stacks.node(id).frame), run.strings)) {
-        ++hits;
-        break;
-      }
-    }
-  }
+  for (const Sample* s : f.step_samples) hits += finder.find(s->stack) != StackFrameFinder::kNone;
   return hits;
 }
 
@@ -113,12 +99,17 @@ Finding time_finding(std::string id, std::string title, double share) {
 
 std::optional<Finding> logging_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
+  StackFrameFinder finder(in.run, [&](const Frame& frame) { return frame_file_contains(in.run, frame, logging_files()); });
   uint64_t hits = 0;
-  std::map<FrameId, uint64_t> sites;
+  std::map<StackId, uint64_t> logging_stacks;
   for (const Sample* s : f.step_samples) {
-    if (!stack_has_file(in.run, s->stack, logging_files())) continue;
+    if (finder.find(s->stack) == StackFrameFinder::kNone) continue;
     ++hits;
-    if (auto site = logging_call_site(in.run, s->stack)) ++sites[*site];
+    ++logging_stacks[s->stack];
+  }
+  std::map<FrameId, uint64_t> sites;
+  for (auto [stack, count] : logging_stacks) {
+    if (auto site = logging_call_site(in.run, stack)) sites[*site] += count;
   }
   double share = f.sample_share(hits);
   if (hits < kMinRuleSamples || share < kLoggingShare) return std::nullopt;
