@@ -252,10 +252,21 @@ struct EventFields {
   std::string_view args_json;       // args seen before "ph", kept as text
 };
 
-// What "M" and "C" events need from their args.
+// What the importer keeps of an event's args.
 struct EventArgs {
   std::string_view name;  // args.name of M events
   std::vector<std::pair<std::string_view, double>> numbers;  // numeric args of C events
+  // Of complete events: Kineto's launch/activity pairing, a copy's size and
+  // an op's input shapes (raw JSON text).
+  int64_t correlation = 0;
+  int64_t bytes = 0;
+  std::string_view input_shapes;
+
+  void clear() {  // keeps the vector's buffer for the next event
+    name = input_shapes = {};
+    numbers.clear();
+    correlation = bytes = 0;
+  }
 };
 
 struct OpenRange {
@@ -416,8 +427,7 @@ class ChromeTraceImporter {
     if (auto error = event.get_object().get(object)) fail_json(error);
     EventFields fields;
     decoded_strings_.clear();
-    args_.name = {};
-    args_.numbers.clear();
+    args_.clear();
     read_fields(object, fields);
     if (fields.ph.empty()) fail_event("has no \"ph\" (phase)");
     if (!fields.args_read && !fields.args_json.empty() && needs_args(fields.ph)) read_args_text(fields);
@@ -426,7 +436,7 @@ class ChromeTraceImporter {
 
   // --- reading fields ------------------------------------------------------
 
-  static bool needs_args(std::string_view ph) { return ph == "M" || ph == "C"; }
+  static bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X"; }
 
   void read_fields(od::object& object, EventFields& fields) {
     for (auto field_result : object) {
@@ -527,7 +537,7 @@ class ChromeTraceImporter {
     if (!needs_args(fields.ph)) return;
     od::object args;
     if (value.get_object().get(args)) fail_event("\"args\" is not an object");
-    read_args(args, fields.ph == "C");
+    read_args(args, fields.ph);
     fields.args_read = true;
   }
 
@@ -540,10 +550,10 @@ class ChromeTraceImporter {
         args_doc.get_object().get(args)) {
       fail_event("\"args\" is not an object");
     }
-    read_args(args, fields.ph == "C");
+    read_args(args, fields.ph);
   }
 
-  void read_args(od::object& args, bool numbers_wanted) {
+  void read_args(od::object& args, std::string_view ph) {
     for (auto field_result : args) {
       od::field field;
       if (auto error = std::move(field_result).get(field)) fail_json(error);
@@ -552,11 +562,28 @@ class ChromeTraceImporter {
       od::value value = field.value();
       od::json_type type{};
       if (auto error = value.type().get(type)) fail_json(error);
-      if (numbers_wanted) {
+      if (ph == "C") {
         read_counter_arg(key, value, type);
-      } else if (key == "name" && type == od::json_type::string) {
-        args_.name = read_string(value, "args.name");
+      } else if (ph == "M") {
+        if (key == "name" && type == od::json_type::string) args_.name = read_string(value, "args.name");
+      } else {
+        read_span_arg(key, value, type);
       }
+    }
+  }
+
+  // Kineto writes "Input Dims", the legacy profiler "Input dims". A
+  // correlation or size that is not an integer is ignored, not trusted.
+  void read_span_arg(std::string_view key, od::value& value, od::json_type type) {
+    if (key == "correlation" || key == "bytes") {
+      int64_t number = 0;
+      if (type != od::json_type::number || value.get_int64().get(number) || number < 0) {
+        ++bad_span_args_;
+        return;
+      }
+      (key == "bytes" ? args_.bytes : args_.correlation) = number;
+    } else if (key == "Input Dims" || key == "Input dims") {
+      if (auto error = simdjson::to_json_string(value).get(args_.input_shapes)) fail_json(error);
     }
   }
 
@@ -620,6 +647,10 @@ class ChromeTraceImporter {
     }
     if (start > std::numeric_limits<int64_t>::max() - duration) fail_event("\"ts\" + \"dur\" is out of range");
     add_span(start, start + duration, resolve_track(fields), kind_of(fields), fields.name);
+    Span& span = run_.spans.back();
+    span.correlation = args_.correlation;
+    span.bytes = args_.bytes;
+    if (!args_.input_shapes.empty()) span.detail = run_.strings.intern(args_.input_shapes);
   }
 
   void add_span(int64_t start, int64_t end, Track track, SpanKind kind, std::string_view name) {
@@ -778,6 +809,7 @@ class ChromeTraceImporter {
     count_warning(ends_before_begins_, "\"E\" events before their \"B\" made zero-length");
     count_warning(negative_durations_, "negative \"dur\" values made zero");
     count_warning(non_numeric_counter_args_, "non-numeric counter args ignored");
+    count_warning(bad_span_args_, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
     count_warning(replaced_surrogates_, "strings with lone surrogate escapes decoded with U+FFFD");
     for (const auto& [phase, count] : skipped_phases_) {
       warn(fmt::format("{} events of unsupported phase \"{}\" skipped", count, phase));
@@ -821,6 +853,7 @@ class ChromeTraceImporter {
   size_t ends_before_begins_ = 0;
   size_t negative_durations_ = 0;
   size_t non_numeric_counter_args_ = 0;
+  size_t bad_span_args_ = 0;
   size_t replaced_surrogates_ = 0;
   std::map<std::string, size_t> skipped_phases_;
   std::vector<std::string> warnings_;

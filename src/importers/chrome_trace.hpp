@@ -2,7 +2,9 @@
 // and the legacy autograd profiler write: a trace becomes a Run in memory.
 //
 // What the Run gets:
-//  * spans from "X" complete events and matched "B"/"E" pairs;
+//  * spans from "X" complete events and matched "B"/"E" pairs; complete
+//    events' args give Span::correlation ("correlation"), Span::bytes
+//    ("bytes") and Span::detail (input shapes, "Input Dims" as JSON text);
 //  * processes and threads (names from "M" process_name/thread_name events;
 //    a string pid or tid, as Kineto writes for "Spans"/"Traces", becomes a
 //    synthetic id below kSyntheticIdBase and keeps the string as its name);

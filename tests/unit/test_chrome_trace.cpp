@@ -349,6 +349,28 @@ TEST(ChromeTrace, LegacyAutogradProfilerTrace) {
   EXPECT_EQ(only_span(run).end_ns, 99198);
 }
 
+TEST(ChromeTrace, SpanArgsCarryCorrelationBytesAndShapes) {
+  stepscope::Run run = import_text(R"json([
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 9,
+     "args": {"Input Dims": [[2, 3], [3, 4]], "External id": 7}},
+    {"args": {"correlation": 42, "External id": 7}, "ph": "X", "cat": "cuda_runtime",
+     "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 3, "dur": 1,
+     "args": {"correlation": 43, "bytes": 4096}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1,
+     "args": {"correlation": "oops", "bytes": -1}}
+  ])json");
+  ASSERT_EQ(run.spans.size(), 4u);
+  EXPECT_EQ(run.strings.get(run.spans[0].detail), "[[2, 3], [3, 4]]");
+  EXPECT_EQ(run.spans[0].correlation, 0);
+  EXPECT_EQ(run.spans[1].correlation, 42);  // args before "ph" are read too
+  EXPECT_EQ(run.spans[2].correlation, 43);
+  EXPECT_EQ(run.spans[2].bytes, 4096);
+  EXPECT_EQ(run.spans[3].correlation, 0);
+  EXPECT_EQ(run.spans[3].bytes, 0);
+  EXPECT_NE(warnings_of(run).find("2 \"correlation\" or \"bytes\" args"), std::string::npos) << warnings_of(run);
+}
+
 // --- files and gzip ---------------------------------------------------------
 
 class TempDir {
@@ -477,8 +499,16 @@ TEST(ChromeTraceRealFiles, NanosecondResolutionCudaTrace) {
     if (run.strings.get(flow.kind) != "ac2g") continue;
     EXPECT_EQ(run.spans[flow.from].kind, SpanKind::kRuntimeCall);
     if (run.spans[flow.to].kind == SpanKind::kKernel) ++launches_to_kernels;
+    // The flow (from "s"/"f" ids) and the args' correlation agree.
+    EXPECT_NE(run.spans[flow.from].correlation, 0);
+    EXPECT_EQ(run.spans[flow.from].correlation, run.spans[flow.to].correlation);
   }
   EXPECT_GT(launches_to_kernels, 0u);
+  for (const Span& span : run.spans) {
+    if (span.kind == SpanKind::kMemcpy) {
+      EXPECT_GT(span.bytes, 0);
+    }
+  }
   EXPECT_EQ(run.metadata.at("displayTimeUnit"), "ns");
   EXPECT_NE(run.metadata.at("distributedInfo").find("\"rank\""), std::string::npos);
   // Sub-microsecond digits survive: some span starts are not whole microseconds.
