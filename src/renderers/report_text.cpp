@@ -81,7 +81,7 @@ void write_functions(const Report& report, std::ostream& out, size_t top) {
   write_function_rows(report, out, top);
 }
 
-// The first screen: what a person needs to act, before the details.
+// The step's phases as a bar of `width` letters, each phase in proportion.
 std::string phase_bar(const ProcessSteps& p, size_t width) {
   static constexpr char kLetters[kStepPhaseCount] = {'D', 'F', 'B', 'O', '.'};
   std::string bar;
@@ -107,7 +107,8 @@ void write_glance(const Report& report, const TextStyle& style, std::ostream& ou
   for (size_t i = 0; i < kStepPhaseCount; ++i) {
     out << fmt::format(" {} {:.0f}%", step_phase_name(static_cast<StepPhase>(i)), 100 * p.phase_fractions[i]);
   }
-  out << fmt::format("\n              [{}]  D data wait, F forward, B backward, O optimizer\n", phase_bar(p, 50));
+  out << fmt::format("\n              [{}]  D data wait, F forward, B backward, O optimizer, . other\n",
+                     phase_bar(p, 50));
 }
 
 void write_hottest(const Report& report, const TextStyle& style, std::ostream& out, size_t top) {
@@ -118,6 +119,7 @@ void write_hottest(const Report& report, const TextStyle& style, std::ostream& o
 
 }  // namespace
 
+// The first screen is what a person needs to act on; the details follow.
 void write_report_text(const Report& report, std::ostream& out, const ReportTextOptions& options) {
   TextStyle style(options.color);
   write_header(report, out);
