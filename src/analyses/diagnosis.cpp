@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analyses/diagnosis_facts.hpp"
 #include "analyses/diagnosis_rules.hpp"
 
@@ -15,6 +17,24 @@ using Rule = std::optional<Finding> (*)(const DiagnosisInput&, const DiagnosisFa
 constexpr Rule kRules[] = {
     input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, memory_pressure_rule,
 };
+
+// A step no rule finds overhead in spends its time where the phases say:
+// most often in the model's forward and backward, which only a faster model,
+// device or precision shortens.
+std::string clean_step_note(const ProcessSteps& p) {
+  double compute = p.phase_fractions[static_cast<size_t>(StepPhase::kForward)] +
+                   p.phase_fractions[static_cast<size_t>(StepPhase::kBackward)];
+  std::string shares = fmt::format("forward and backward take {}, the optimizer {}, data wait {}, other {}",
+                                   percent_text(compute),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kOptimizer)]),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kOther)]));
+  if (compute >= 0.5) {
+    return "compute-bound: " + shares +
+           " of step time; no rule found overhead to remove (a faster model, precision or device shortens it)";
+  }
+  return "no rule found a known bottleneck; " + shares + " of step time";
+}
 
 }  // namespace
 
@@ -54,9 +74,11 @@ Diagnosis diagnose(const DiagnosisInput& input) {
   }
   rank_findings(out.findings);
   if (!facts.primary) {
-    out.not_diagnosed =
+    out.note =
         "none: the run has no steps (not recorded by stepscope with its hooks), so the step-time rules "
         "could not look";
+  } else if (out.findings.empty()) {
+    out.note = clean_step_note(*facts.primary);
   }
   return out;
 }

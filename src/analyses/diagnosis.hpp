@@ -46,8 +46,9 @@ struct DiagnosisInput {
 
 struct Diagnosis {
   std::vector<Finding> findings;  // best first
-  // Why there are no findings at all when rules could not look (no steps).
-  std::string not_diagnosed;
+  // Without findings, the verdict in words: why the rules could not look
+  // (no steps), or where a step with nothing to remove spends its time.
+  std::string note;
 };
 
 Diagnosis diagnose(const DiagnosisInput& input);

@@ -65,9 +65,9 @@ std::string gain(const Finding& f) {
 
 void write_verdict(const Diagnosis& diagnosis, const TextStyle& style, std::ostream& out) {
   if (diagnosis.findings.empty()) {
-    std::string why = diagnosis.not_diagnosed.empty()
+    std::string why = diagnosis.note.empty()
                           ? "no rule found a known bottleneck (docs/diagnosis.md lists what they look for)"
-                          : diagnosis.not_diagnosed;
+                          : diagnosis.note;
     out << '\n' << style.bold("Verdict:") << ' ' << printable_utf8(why) << '\n';
     return;
   }

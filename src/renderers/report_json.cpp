@@ -70,7 +70,7 @@ void append_report(const Report& report, std::string& out) {
   append_steps_json(*report.run, report.steps, out);
   root.field("diagnosis");
   append_diagnosis_json(report.diagnosis, out);
-  root.text_or_null("diagnosis_note", report.diagnosis.not_diagnosed);
+  root.text_or_null("diagnosis_note", report.diagnosis.note);
   root.field("profile");
   JsonObject profile(out);
   profile.text("basis", basis_name(report.profile_source));
