@@ -68,7 +68,8 @@ void write_verdict(const Diagnosis& diagnosis, const TextStyle& style, std::ostr
     std::string why = diagnosis.note.empty()
                           ? "no rule found a known bottleneck (docs/diagnosis.md lists what they look for)"
                           : diagnosis.note;
-    out << '\n' << style.bold("Verdict:") << ' ' << printable_utf8(why) << '\n';
+    std::string text = wrapped(printable_utf8(why), "Verdict: ", "  ");
+    out << '\n' << style.bold("Verdict:") << text.substr(std::string_view("Verdict:").size());
     return;
   }
   const Finding& top = diagnosis.findings.front();
