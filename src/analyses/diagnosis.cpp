@@ -15,7 +15,8 @@ using Rule = std::optional<Finding> (*)(const DiagnosisInput&, const DiagnosisFa
 
 // In the order ties are shown.
 constexpr Rule kRules[] = {
-    input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, memory_pressure_rule,
+    input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, sync_in_loop_rule,
+    memory_pressure_rule,
 };
 
 // A step no rule finds overhead in spends its time where the phases say:

@@ -20,6 +20,9 @@ std::optional<Finding> logging_overhead_rule(const DiagnosisInput& input, const 
 std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 std::optional<Finding> gc_pauses_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
+// sync_in_loop: the host blocked on device synchronizations inside steps.
+std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
 // memory_pressure: host or device memory near capacity.
 std::optional<Finding> memory_pressure_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
@@ -30,7 +33,8 @@ inline constexpr double kDiskWaitShare = 0.30;        // of the loaders' busy sa
 inline constexpr double kDiskUtilSaturated = 90;      // percent, peak over steady steps
 inline constexpr double kLoggingShare = 0.05;         // of the step thread's samples
 inline constexpr double kOptimizerShare = 0.20;       // optimizer phase of step time
-inline constexpr double kGcShare = 0.05;              // of the step thread's samples
+inline constexpr double kGcShare = 0.05;              // of steady step time
+inline constexpr double kSyncShare = 0.03;           // device idle caused by syncs, of step time
 inline constexpr uint64_t kMinRuleSamples = 5;        // fewer samples say nothing
 inline constexpr double kHostMemoryPeak = 0.80;       // tree RSS of total memory
 inline constexpr double kHostMemoryAvailable = 0.10;  // least available of total

@@ -92,6 +92,22 @@ for quiet in ("input_bound", "logging_overhead", "optimizer_heavy"):
     assert quiet not in ids, (quiet, ids)
 '
 
+# Synchronizations in the loop, on real torch.profiler traces: a TorchRec job
+# whose .to("cpu") copies idle the device 3% of each step, and one whose 10
+# syncs a step cost nothing (another stream keeps the device busy).
+kineto="$STEPSCOPE_SHARED/testdata/kineto"
+expect_status 0 "$STEPSCOPE" report "$kineto/negative_queue_length_values_check/rank0.json.gz" --json -o "$WORK/nq.json"
+check nq '
+assert ids == ["sync_in_loop"], ids
+f = d[0]
+assert 0.03 <= f["share"] < 0.04, f["share"]
+assert any("75 synchronizations in 5 steps (15.0 per step): cudaStreamSynchronize (75x)" in e for e in f["evidence"]), f["evidence"]
+assert any("inside aten::to > aten::copy_ (75x)" in e for e in f["evidence"]), f["evidence"]
+assert ".item()" in f["recommendation"]
+'
+expect_status 0 "$STEPSCOPE" report "$kineto/trace_diff/test/test.json.gz" --json -o "$WORK/busy.json"
+check busy 'assert "sync_in_loop" not in ids, ids'
+
 # The terminal report: the verdict comes first, plain when piped, colored on request.
 expect_status 0 "$STEPSCOPE" report "$WORK/lm0.db"
 verdict=$(grep -n '^Verdict: ' "$WORK/stdout" | head -n 1)
@@ -101,5 +117,14 @@ if grep -q $'\x1b' "$WORK/stdout"; then fail "escape sequences in piped output";
 expect_status 0 "$STEPSCOPE" report "$WORK/lm0.db" --color always
 grep -q $'\x1b\\[1mVerdict' "$WORK/stdout" || fail "--color always did not color the verdict"
 expect_status 2 "$STEPSCOPE" report "$WORK/lm0.db" --color sometimes
+# -o onto something that is not a regular file (a FIFO here; /dev/null for
+# users) writes into it, and never replaces it with a file.
+mkfifo "$WORK/fifo"
+cat "$WORK/fifo" > "$WORK/from_fifo" &
+reader=$!
+expect_status 0 "$STEPSCOPE" report "$kineto/trace_diff/test/test.json.gz" --json -o "$WORK/fifo"
+wait "$reader"
+[ -p "$WORK/fifo" ] || fail "-o replaced a FIFO with a file"
+grep -q '"diagnosis"' "$WORK/from_fifo" || fail "-o FIFO: nothing came through"
 
 echo "1 passed, 0 failed"

@@ -314,6 +314,47 @@ TEST(Diagnosis, GcPausesFromTimedCollections) {
   EXPECT_FALSE(find(brief.diagnose(), "gc_pauses"));  // 2%
 }
 
+// A trace: ProfilerStep ranges of 10 ms on host thread 5; each step launches
+// device work for 0-4 ms, then calls .item() (a sync from 4 to 6 ms while the
+// device finishes at 5 ms), and the device's next work starts at 7 ms.
+stepscope::Run sync_trace(bool device_busy_throughout) {
+  stepscope::Run run;
+  auto span = [&](int64_t tid, SpanKind kind, double start_ms, double end_ms, std::string_view name) {
+    run.spans.push_back({static_cast<int64_t>(start_ms * kMs), static_cast<int64_t>(end_ms * kMs), 5, tid, kind,
+                         run.strings.intern(name)});
+  };
+  for (int i = 0; i < 10; ++i) {
+    double t = i * 10.0;
+    span(5, SpanKind::kUserRange, t, t + 10, "ProfilerStep#" + std::to_string(i));
+    span(5, SpanKind::kUserRange, t + 3.5, t + 6.5, "## metrics ##");
+    span(5, SpanKind::kCpuOp, t + 4, t + 6, "aten::item");
+    span(5, SpanKind::kCpuOp, t + 4, t + 6, "aten::_local_scalar_dense");
+    span(5, SpanKind::kRuntimeCall, t + 5.9, t + 6, "cudaStreamSynchronize");
+    span(7, SpanKind::kKernel, t, t + 5, "gemm");
+    span(7, SpanKind::kKernel, t + 7, device_busy_throughout ? t + 17 : t + 9.5, "gemm");
+  }
+  return run;
+}
+
+TEST(Diagnosis, SyncInLoopCountsTheDeviceIdleItCauses) {
+  stepscope::Run run = sync_trace(false);
+  stepscope::StepsAnalysis steps = stepscope::analyze_steps(run);
+  std::vector<stepscope::ProcessSummary> processes;
+  auto d = stepscope::diagnose({run, steps, processes});
+  const Finding* f = find(d, "sync_in_loop");
+  ASSERT_TRUE(f);
+  // The device runs dry at 5 ms, after the host began to wait at 4; next work at 7.
+  EXPECT_NEAR(f->share, 0.2, 1e-9);
+  EXPECT_TRUE(any_contains(f->evidence, "10 synchronizations in 10 steps (1.0 per step): cudaStreamSynchronize (10x)"));
+  EXPECT_TRUE(any_contains(f->evidence, "blocked in them 2.0 ms per step; the device idles 2.0 ms per step"));
+  EXPECT_TRUE(any_contains(f->evidence, "inside aten::item > aten::_local_scalar_dense (10x)"));
+  EXPECT_TRUE(any_contains(f->evidence, "under ## metrics ## (10x)"));
+
+  stepscope::Run busy = sync_trace(true);  // another stream keeps the device busy
+  stepscope::StepsAnalysis busy_steps = stepscope::analyze_steps(busy);
+  EXPECT_FALSE(find(stepscope::diagnose({busy, busy_steps, processes}), "sync_in_loop"));
+}
+
 TEST(Diagnosis, HostMemoryPressure) {
   RunBuilder b;
   b.steps(5, 10, 40, 40, 10);
