@@ -8,10 +8,12 @@ What each hook measures (docs/steps.md has the whole story):
   backward    torch.autograd.backward (which Tensor.backward calls)
   worker      in DataLoader workers, the dataset fetch of each batch
   memory      per step: peak RSS, and CUDA's allocator peak when CUDA is in use
+  gc          gc.callbacks: each collection of Python's cyclic garbage collector
 
 Every hook is a Hook: its first exception turns it off with one warning.
 """
 
+import gc
 import importlib
 import importlib.abc
 import sys
@@ -29,6 +31,7 @@ forward_hook = Hook("forward")
 backward_hook = Hook("backward")
 worker_hook = Hook("worker_batch")
 memory_hook = Hook("cuda_memory")
+gc_hook = Hook("gc")
 
 # Per thread: nesting of module forwards, backward calls and optimizer steps, so only
 # the outermost call of each makes a span (a model's submodules, Tensor.backward
@@ -278,6 +281,32 @@ def _cuda_peak(cuda):
     return int(peak)
 
 
+# ------------------------------------------------------------------------------ gc
+
+# The start of the collection in progress. Collections never nest (the collector
+# is not reentrant), and they run with the GIL held, so one slot is enough.
+_gc_start = [0]
+
+
+def _install_gc_hooks(torch):
+    gc.callbacks.append(_on_gc)
+
+
+def _on_gc(phase, info):
+    if gc_hook.on:
+        gc_hook.run(_note_gc, phase, info)
+
+
+def _note_gc(phase, info):
+    if phase == "start":
+        _gc_start[0] = _now()
+        return
+    start, _gc_start[0] = _gc_start[0], 0
+    channel = _channel.get()
+    if start and channel is not None:
+        channel.send("G %d %d %d %d" % (_get_tid(), start, _now(), info.get("generation", -1)))
+
+
 # ------------------------------------------------------------------------- install
 
 _INSTALLERS = (
@@ -287,6 +316,7 @@ _INSTALLERS = (
     (forward_hook, _install_forward_hooks),
     (backward_hook, _install_backward_hooks),
     (memory_hook, _install_memory_hooks),
+    (gc_hook, _install_gc_hooks),
 )
 
 

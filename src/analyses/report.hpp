@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "analyses/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
 #include "analyses/gpu.hpp"
 #include "analyses/ops.hpp"
@@ -26,6 +27,7 @@ struct Report {
   OpsAnalysis ops;
   GpuAnalysis gpu;  // one rank per trace; the first is `run`
   std::optional<RankComparison> rank_comparison;  // with several ranks
+  Diagnosis diagnosis;  // findings, best first
 };
 
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,

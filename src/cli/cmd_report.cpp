@@ -1,5 +1,8 @@
-// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [--color auto|always|never] [-o OUT]
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "analyses/counter_series.hpp"
@@ -26,6 +29,7 @@ struct ReportOptions {
   bool idle = false;
   bool ops_by_shapes = false;
   size_t top = 20;
+  std::string color = "auto";
 };
 
 bool looks_like_trace_or_run(const std::filesystem::path& path) {
@@ -54,6 +58,15 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   return paths;
 }
 
+// Colors for a person at a terminal; plain text into files and pipes, and
+// for those who ask for none (https://no-color.org).
+bool use_color(const ReportOptions& options) {
+  if (options.color != "auto") return options.color == "always";
+  const char* term = std::getenv("TERM");
+  return options.output == "-" && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr &&
+         !(term && std::string_view(term) == "dumb");
+}
+
 void write_html(const Run& run, const Report& report, const ReportOptions& options, bool include_idle) {
   Profile profile = build_profile(run, {.include_idle = include_idle});
   FlameTree flame = build_flame_tree(run, profile, {.include_idle = include_idle});
@@ -80,7 +93,7 @@ int run_report(const ReportOptions& options) {
     if (options.json) {
       write_report_json(report, out);
     } else {
-      write_report_text(report, out, {.top_functions = options.top});
+      write_report_text(report, out, {.top_functions = options.top, .color = use_color(options)});
     }
   });
   return 0;
@@ -103,6 +116,9 @@ Command add_report_command(CLI::App& app) {
                 "count samples of idle threads too (default: only when recorded with --idle)");
   cmd->add_flag("--ops-by-shapes", options->ops_by_shapes,
                 "group operators by input shapes too (torch's group_by_input_shape)");
+  cmd->add_option("--color", options->color, "ANSI colors in the text report: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   CLI::Option* output = cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
                             ->capture_default_str();
   return [options, output] {

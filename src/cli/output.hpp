@@ -8,7 +8,8 @@
 namespace stepscope::cli {
 
 // Writes through a temporary file renamed into place, so a failed export
-// never leaves a half-written file where a good one was.
+// never leaves a half-written file where a good one was. A path that exists
+// and is not a regular file (/dev/null, a FIFO) is written to directly.
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace stepscope::cli

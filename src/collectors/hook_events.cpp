@@ -95,6 +95,8 @@ class RecordDecoder {
         return worker_batch(rest);
       case 'R':
         return user_range(rest);
+      case 'G':
+        return gc_pause(rest);
       case 'P':
         return fact(rest);
       case 'X':
@@ -142,6 +144,16 @@ class RecordDecoder {
       return false;
     }
     out_.spans.push_back({SpanKind::kOther, v[0], v[1], v[2], "worker_batch"});
+    return true;
+  }
+
+  // A collection of Python's cyclic garbage collector: TID START END GENERATION.
+  bool gc_pause(std::string_view rest) {
+    int64_t v[4];
+    if (!parse_ints(rest, v, 4) || !rest.empty() || !valid_interval(v[0], v[1], v[2]) || v[3] < -1 || v[3] > 2) {
+      return false;
+    }
+    out_.spans.push_back({SpanKind::kOther, v[0], v[1], v[2], "gc_pause"});
     return true;
   }
 

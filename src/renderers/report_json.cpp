@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "renderers/diagnosis_json.hpp"
 #include "renderers/gpu_json.hpp"
 #include "renderers/json_writer.hpp"
 #include "renderers/ops_json.hpp"
@@ -73,6 +74,9 @@ void append_report(const Report& report, std::string& out) {
   append_ops_json(*report.run, report.ops, out);
   root.field("gpu");
   append_gpu_json(report.gpu, report.rank_comparison, out);
+  root.field("diagnosis");
+  append_diagnosis_json(report.diagnosis, out);
+  root.text_or_null("diagnosis_note", report.diagnosis.note);
   root.field("profile");
   JsonObject profile(out);
   profile.text("basis", basis_name(report.profile_source));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "renderers/diagnosis_text.hpp"
 #include "renderers/escape.hpp"
 #include "renderers/gpu_text.hpp"
 #include "renderers/ops_text.hpp"
@@ -53,13 +54,8 @@ void write_processes(const Report& report, std::ostream& out) {
   }
 }
 
-void write_functions(const Report& report, std::ostream& out, size_t top) {
+void write_function_rows(const Report& report, std::ostream& out, size_t top) {
   const FunctionCosts& costs = report.functions;
-  if (costs.functions.empty()) return;
-  const char* basis = report.profile_source == ProfileSource::kSpans ? "span self time"
-                      : report.includes_idle                         ? "all thread samples"
-                                                                     : "samples of busy threads";
-  out << fmt::format("\nTop functions by self time ({}, {} in all)\n", basis, seconds(costs.profile_ns));
   out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", "self", "total", "self", "total",
                      "function (file)");
   const StringTable& strings = report.run->strings;
@@ -74,10 +70,66 @@ void write_functions(const Report& report, std::ostream& out, size_t top) {
   }
 }
 
+const char* profile_basis(const Report& report) {
+  return report.profile_source == ProfileSource::kSpans ? "span self time"
+         : report.includes_idle                         ? "all thread samples"
+                                                        : "samples of busy threads";
+}
+
+void write_functions(const Report& report, std::ostream& out, size_t top) {
+  const FunctionCosts& costs = report.functions;
+  if (costs.functions.empty()) return;
+  out << fmt::format("\nTop functions by self time ({}, {} in all)\n", profile_basis(report), seconds(costs.profile_ns));
+  write_function_rows(report, out, top);
+}
+
+// The step's phases as a bar of `width` letters, each phase in proportion.
+std::string phase_bar(const ProcessSteps& p, size_t width) {
+  static constexpr char kLetters[kStepPhaseCount] = {'D', 'F', 'B', 'O', '.'};
+  std::string bar;
+  double covered = 0;
+  for (size_t i = 0; i < kStepPhaseCount; ++i) {
+    covered += p.phase_fractions[i];
+    size_t until = static_cast<size_t>(covered * static_cast<double>(width) + 0.5);
+    while (bar.size() < std::min(until, width)) bar += kLetters[i];
+  }
+  return bar;
+}
+
+void write_glance(const Report& report, const TextStyle& style, std::ostream& out) {
+  if (report.steps.empty()) return;
+  const ProcessSteps& p = report.steps.processes[report.steps.primary];
+  out << '\n' << style.bold("Throughput and step anatomy") << fmt::format(" (pid {}, steady steps)\n", p.pid);
+  std::string rate = p.samples_per_sec ? fmt::format("{:.1f} samples/s", *p.samples_per_sec) : "- samples/s";
+  if (p.tokens_per_sec) rate += fmt::format(", {:.1f} tokens/s", *p.tokens_per_sec);
+  out << fmt::format("  throughput  {}\n", rate);
+  out << fmt::format("  step time   p50 {:.2f} ms, p90 {:.2f} ms, mean {:.2f} ms over {} steps\n", p.step_time.p50_ms,
+                     p.step_time.p90_ms, p.step_time.mean_ms, p.steps.size() - p.warmup_steps);
+  out << "  anatomy    ";
+  for (size_t i = 0; i < kStepPhaseCount; ++i) {
+    out << fmt::format(" {} {:.0f}%", step_phase_name(static_cast<StepPhase>(i)), 100 * p.phase_fractions[i]);
+  }
+  out << fmt::format("\n              [{}]  D data wait, F forward, B backward, O optimizer, . other\n",
+                     phase_bar(p, 50));
+}
+
+void write_hottest(const Report& report, const TextStyle& style, std::ostream& out, size_t top) {
+  if (report.functions.functions.empty()) return;
+  out << '\n' << style.bold("Hottest functions") << fmt::format(" (self time, {})\n", profile_basis(report));
+  write_function_rows(report, out, top);
+}
+
 }  // namespace
 
+// The first screen is what a person needs to act on; the details follow.
 void write_report_text(const Report& report, std::ostream& out, const ReportTextOptions& options) {
+  TextStyle style(options.color);
   write_header(report, out);
+  write_verdict(report.diagnosis, style, out);
+  write_findings(report.diagnosis, style, out, options.detailed_findings);
+  write_glance(report, style, out);
+  write_hottest(report, style, out, options.hottest_functions);
+  out << '\n' << style.bold("Details") << '\n';
   write_processes(report, out);
   write_steps_text(*report.run, report.steps, out);
   write_ops_text(*report.run, report.ops, out, options.top_functions);

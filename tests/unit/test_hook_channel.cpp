@@ -23,14 +23,17 @@ TEST(HookEvents, DecodesEveryRecordType) {
       "S 43 100 450 16 1024 5000 -1\n"
       "R 43 210 220 my range; <b>\n"
       "W 44 10 20 8\n"
+      "G 43 460 470 2\n"
       "P rank 3\nX dataloader TypeError: boom\nN 7");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->pid, 42);
   EXPECT_EQ(d->bad_records, 0u);
-  ASSERT_EQ(d->spans.size(), 6u);
+  ASSERT_EQ(d->spans.size(), 7u);
   EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kDataWait);
   EXPECT_EQ(d->spans[4].name, "my range; <b>");
   EXPECT_EQ(d->spans[5].name, "worker_batch");
+  EXPECT_EQ(d->spans[6].name, "gc_pause");
+  EXPECT_EQ(d->spans[6].kind, stepscope::SpanKind::kOther);
   ASSERT_EQ(d->steps.size(), 1u);
   EXPECT_EQ(d->steps[0].samples, 16);
   EXPECT_EQ(d->steps[0].device_peak_bytes, -1);
@@ -62,9 +65,11 @@ TEST(HookEvents, CountsAndDropsBadRecords) {
       "\n"
       "R 43 1 2 " + std::string(5000, 'a') + "\n"
       "N -1\n"
+      "G 43 1 2 3\n"                   // no such generation
+      "G 43 1 2\n"                     // no generation
       "F 43 1 2");                      // the one good record
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->bad_records, 13u);
+  EXPECT_EQ(d->bad_records, 15u);
   EXPECT_EQ(d->spans.size(), 1u);
 }
 

@@ -1,0 +1,87 @@
+#include "analyses/diagnosis.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analyses/diagnosis_facts.hpp"
+#include "analyses/diagnosis_rules.hpp"
+
+namespace stepscope {
+
+namespace {
+
+using Rule = std::optional<Finding> (*)(const DiagnosisInput&, const DiagnosisFacts&);
+
+// In the order ties are shown.
+constexpr Rule kRules[] = {
+    input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, sync_in_loop_rule,
+    memory_pressure_rule,
+};
+
+// A step no rule finds overhead in spends its time where the phases say:
+// most often in the model's forward and backward, which only a faster model,
+// device or precision shortens.
+std::string clean_step_note(const ProcessSteps& p) {
+  double compute = p.phase_fractions[static_cast<size_t>(StepPhase::kForward)] +
+                   p.phase_fractions[static_cast<size_t>(StepPhase::kBackward)];
+  std::string shares = fmt::format("forward and backward take {}, the optimizer {}, data wait {}, other {}",
+                                   percent_text(compute),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kOptimizer)]),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]),
+                                   percent_text(p.phase_fractions[static_cast<size_t>(StepPhase::kOther)]));
+  if (compute >= 0.5) {
+    return "compute-bound: " + shares +
+           " of step time; no rule found overhead to remove (a faster model, precision or device shortens it)";
+  }
+  return "no rule found a known bottleneck; " + shares + " of step time";
+}
+
+}  // namespace
+
+const char* severity_name(Severity severity) {
+  switch (severity) {
+    case Severity::kHigh:
+      return "high";
+    case Severity::kMedium:
+      return "medium";
+    case Severity::kLow:
+      break;
+  }
+  return "low";
+}
+
+double amdahl_speedup(double share) { return 1.0 / (1.0 - std::clamp(share, 0.0, 0.99)); }
+
+Severity severity_for_speedup(double speedup) {
+  if (speedup >= 1.5) return Severity::kHigh;
+  if (speedup >= 1.1) return Severity::kMedium;
+  return Severity::kLow;
+}
+
+void rank_findings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.expected_speedup.has_value() != b.expected_speedup.has_value()) return a.expected_speedup.has_value();
+    if (a.expected_speedup && *a.expected_speedup != *b.expected_speedup) return *a.expected_speedup > *b.expected_speedup;
+    return a.severity > b.severity;
+  });
+}
+
+Diagnosis diagnose(const DiagnosisInput& input) {
+  Diagnosis out;
+  DiagnosisFacts facts = gather_diagnosis_facts(input);
+  for (Rule rule : kRules) {
+    if (auto finding = rule(input, facts)) out.findings.push_back(std::move(*finding));
+  }
+  rank_findings(out.findings);
+  if (!facts.primary) {
+    out.note =
+        "none: the run has no steps (not recorded by stepscope with its hooks), so the step-time rules "
+        "could not look";
+  } else if (out.findings.empty()) {
+    out.note = clean_step_note(*facts.primary);
+  }
+  return out;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,68 @@
+// Diagnosis: rules over the other analyses' results that name what limits a
+// training step, with the evidence and the remedy (docs/diagnosis.md).
+//
+// Each rule looks at one mechanism (the input pipeline, logging, the
+// optimizer, memory, ...) and yields at most one finding. Findings are
+// ranked by their expected gain: the Amdahl bound 1 / (1 - share) of the
+// measured share of step time the remedy can remove, so the finding that can
+// help most comes first. Findings about risk rather than time (memory near
+// capacity) carry no speedup and come after those that do.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyses/function_costs.hpp"
+#include "analyses/process_summary.hpp"
+#include "analyses/steps.hpp"
+#include "run/run.hpp"
+
+namespace stepscope {
+
+enum class Severity { kLow, kMedium, kHigh };
+const char* severity_name(Severity severity);
+
+struct Finding {
+  std::string id;     // the rule's name, stable: input_bound, logging_overhead, ...
+  Severity severity = Severity::kLow;
+  std::string title;  // one line: what limits the step
+  // Measured facts, one sentence each. They may quote names from the run
+  // (functions, files): renderers escape them like any other run string.
+  std::vector<std::string> evidence;
+  std::string recommendation;  // what to change, most promising first
+  // The measured share of step time the finding is about (0 for findings
+  // about risk), and the bound on the speedup its remedy can bring.
+  double share = 0;
+  std::optional<double> expected_speedup;
+};
+
+// What the rules read: the analyses a report gathers. All refer to `run`.
+struct DiagnosisInput {
+  const Run& run;
+  const StepsAnalysis& steps;
+  const std::vector<ProcessSummary>& processes;
+};
+
+struct Diagnosis {
+  std::vector<Finding> findings;  // best first
+  // Without findings, the verdict in words: why the rules could not look
+  // (no steps), or where a step with nothing to remove spends its time.
+  std::string note;
+};
+
+Diagnosis diagnose(const DiagnosisInput& input);
+
+// The Amdahl bound on the speedup from removing `share` of the time:
+// 1 / (1 - share), with share clamped below 1 so the bound stays finite.
+double amdahl_speedup(double share);
+
+// The severity of a time finding from its bound: high from 1.5x, medium
+// from 1.1x, else low.
+Severity severity_for_speedup(double speedup);
+
+// Orders findings best first: by expected speedup, then those without one
+// by severity; ties keep the rules' order.
+void rank_findings(std::vector<Finding>& findings);
+
+}  // namespace stepscope

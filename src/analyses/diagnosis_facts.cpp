@@ -1,0 +1,263 @@
+#include "analyses/diagnosis_facts.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace stepscope {
+
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+bool is_number(std::string_view text) {
+  int value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+// Counter values grouped by track, read once.
+class Counters {
+ public:
+  explicit Counters(const Run& run) : run_(run), values_(run.counter_tracks.size()) {
+    for (const CounterValue& v : run.counter_values) {
+      if (v.track < values_.size()) values_[v.track].push_back(&v);
+    }
+  }
+
+  const std::string& name(CounterTrackId track) const { return run_.strings.get(run_.counter_tracks[track].name); }
+  int64_t pid(CounterTrackId track) const { return run_.counter_tracks[track].pid; }
+  size_t tracks() const { return values_.size(); }
+  const std::vector<const CounterValue*>& values(CounterTrackId track) const { return values_[track]; }
+
+  // The mean and max of one track inside [start, end); nullopt without values there.
+  std::optional<std::pair<double, double>> mean_max(CounterTrackId track, int64_t start, int64_t end) const {
+    double sum = 0, most = 0;
+    size_t n = 0;
+    for (const CounterValue* v : values_[track]) {
+      if (v->ts_ns < start || v->ts_ns >= end) continue;
+      sum += v->value;
+      most = n == 0 ? v->value : std::max(most, v->value);
+      ++n;
+    }
+    if (n == 0) return std::nullopt;
+    return std::make_pair(sum / static_cast<double>(n), most);
+  }
+
+ private:
+  const Run& run_;
+  std::vector<std::vector<const CounterValue*>> values_;
+};
+
+// "cpu.3.percent" -> true; "cpu.total.percent" -> false.
+bool is_core_track(std::string_view name) {
+  if (name.rfind("cpu.", 0) != 0 || name.size() < 13 || name.substr(name.size() - 8) != ".percent") return false;
+  return is_number(name.substr(4, name.size() - 12));
+}
+
+// "gpu.0.memory_total_bytes" with quantity "memory_total_bytes" -> 0.
+std::optional<int> gpu_index(std::string_view name, std::string_view quantity) {
+  if (name.rfind("gpu.", 0) != 0 || name.size() <= 5 + quantity.size()) return std::nullopt;
+  if (name.substr(name.size() - quantity.size()) != quantity || name[name.size() - quantity.size() - 1] != '.') {
+    return std::nullopt;
+  }
+  std::string_view index = name.substr(4, name.size() - quantity.size() - 5);
+  if (!is_number(index)) return std::nullopt;
+  return std::stoi(std::string(index));
+}
+
+void gather_cpu(const Counters& c, DiagnosisFacts& f) {
+  std::map<int64_t, double> idle_by_ts;
+  size_t cores = 0;
+  for (CounterTrackId t = 0; t < c.tracks(); ++t) {
+    if (!is_core_track(c.name(t))) continue;
+    ++cores;
+    for (const CounterValue* v : c.values(t)) {
+      if (v->ts_ns >= f.window_start_ns && v->ts_ns < f.window_end_ns) {
+        idle_by_ts[v->ts_ns] += std::clamp(100 - v->value, 0.0, 100.0) / 100;
+      }
+    }
+  }
+  if (cores == 0) return;
+  f.cores = cores;
+  if (idle_by_ts.empty()) return;
+  double sum = 0;
+  for (auto [ts, idle] : idle_by_ts) sum += idle;
+  f.idle_cores = sum / static_cast<double>(idle_by_ts.size());
+}
+
+void gather_process_cpu(const Counters& c, DiagnosisFacts& f) {
+  std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  for (CounterTrackId t = 0; t < c.tracks(); ++t) {
+    if (c.name(t) != "process.cpu_percent") continue;
+    auto stats = c.mean_max(t, f.window_start_ns, f.window_end_ns);
+    if (!stats) continue;
+    f.tree_cpu_cores = f.tree_cpu_cores.value_or(0) + stats->first / 100;
+    if (c.pid(t) == f.primary->pid) f.main_cpu_cores = stats->first / 100;
+    if (workers.count(c.pid(t))) f.worker_cpu_cores = f.worker_cpu_cores.value_or(0) + stats->first / 100;
+  }
+}
+
+void gather_disks(const Counters& c, DiagnosisFacts& f) {
+  for (CounterTrackId t = 0; t < c.tracks(); ++t) {
+    const std::string& name = c.name(t);
+    constexpr std::string_view kSuffix = ".util_percent";
+    if (name.rfind("disk.", 0) != 0 || name.size() <= 5 + kSuffix.size() ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+      continue;
+    }
+    if (auto stats = c.mean_max(t, f.window_start_ns, f.window_end_ns)) {
+      f.disks.push_back({name.substr(5, name.size() - 5 - kSuffix.size()), stats->first, stats->second});
+    }
+  }
+}
+
+// Memory is about the whole run: a peak outside the steady window counts.
+void gather_memory(const Counters& c, DiagnosisFacts& f) {
+  std::map<int64_t, double> used, available, tree_rss;
+  for (CounterTrackId t = 0; t < c.tracks(); ++t) {
+    const std::string& name = c.name(t);
+    std::map<int64_t, double>* into = name == "memory.used_bytes"        ? &used
+                                      : name == "memory.available_bytes" ? &available
+                                      : name == "process.rss_bytes"      ? &tree_rss
+                                                                         : nullptr;
+    if (into) {
+      for (const CounterValue* v : c.values(t)) (*into)[v->ts_ns] += v->value;
+    }
+    for (auto [quantity, list] : {std::make_pair("memory_total_bytes", &f.gpu_memory_total_bytes),
+                                  std::make_pair("memory_used_bytes", &f.gpu_memory_peak_used_bytes)}) {
+      if (auto gpu = gpu_index(name, quantity)) {
+        auto stats = c.mean_max(t, INT64_MIN, INT64_MAX);
+        if (stats) list->emplace_back(*gpu, stats->second);
+      }
+    }
+  }
+  for (auto [ts, bytes] : used) {
+    if (auto a = available.find(ts); a != available.end()) {
+      f.memory_total_bytes = std::max(f.memory_total_bytes.value_or(0), bytes + a->second);
+    }
+  }
+  for (auto [ts, bytes] : available) {
+    f.min_memory_available_bytes = std::min(f.min_memory_available_bytes.value_or(bytes), bytes);
+  }
+  for (auto [ts, bytes] : tree_rss) f.peak_tree_rss_bytes = std::max(f.peak_tree_rss_bytes.value_or(0), bytes);
+}
+
+std::vector<int64_t> worker_pids(const Run& run) {
+  std::set<int64_t> pids;
+  for (const Span& s : run.spans) {
+    if (s.kind == SpanKind::kOther && run.strings.get(s.name) == "worker_batch") pids.insert(s.pid);
+  }
+  return {pids.begin(), pids.end()};
+}
+
+Intervals data_waits(const Run& run, int64_t pid, int64_t tid) {
+  Intervals out;
+  for (const Span& s : run.spans) {
+    if (s.kind == SpanKind::kDataWait && s.pid == pid && s.tid == tid) out.emplace_back(s.start_ns, s.end_ns);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool inside(const Intervals& spans, int64_t ts) {
+  auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(ts, INT64_MAX));
+  return it != spans.begin() && std::prev(it)->second > ts;
+}
+
+void gather_gc_pauses(const Run& run, DiagnosisFacts& f) {
+  for (const Span& s : run.spans) {
+    if (s.kind != SpanKind::kOther || s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
+    if (ns < 0 || run.strings.get(s.name) != "gc_pause") continue;
+    ++f.gc_pauses;
+    f.gc_pause_ns += ns;
+    f.gc_longest_ns = std::max(f.gc_longest_ns, ns);
+  }
+}
+
+void gather_samples(const Run& run, DiagnosisFacts& f) {
+  Intervals waits = data_waits(run, f.primary->pid, f.main_tid);
+  std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  for (const Sample& s : run.samples) {
+    if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
+    if (s.pid == f.primary->pid && s.tid == f.main_tid) {
+      f.step_samples.push_back(&s);
+      if (inside(waits, s.ts_ns)) {
+        ++f.data_wait_samples;
+        f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
+      }
+    } else if (workers.count(s.pid) && s.state != ThreadState::kIdle) {
+      ++f.worker_busy_samples;
+      f.worker_disk_samples += s.state == ThreadState::kDiskWait;
+    }
+  }
+}
+
+}  // namespace
+
+double DiagnosisFacts::sample_share(uint64_t samples) const {
+  return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
+}
+
+DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
+  DiagnosisFacts f;
+  Counters counters(input.run);
+  gather_memory(counters, f);
+  if (input.steps.empty()) return f;
+  const ProcessSteps& p = input.steps.processes[input.steps.primary];
+  if (p.steps.empty()) return f;
+  f.primary = &p;
+  size_t first = std::min(p.warmup_steps, p.steps.size() - 1);
+  f.main_tid = p.steps.back().tid;
+  f.window_start_ns = p.steps[first].start_ns;
+  f.window_end_ns = p.steps.back().end_ns;
+  for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
+  f.worker_pids = worker_pids(input.run);
+  gather_cpu(counters, f);
+  gather_process_cpu(counters, f);
+  gather_disks(counters, f);
+  gather_gc_pauses(input.run, f);
+  gather_samples(input.run, f);
+  return f;
+}
+
+StackFrameFinder::StackFrameFinder(const Run& run, std::function<bool(const Frame&)> matches)
+    : run_(run),
+      matches_(std::move(matches)),
+      frame_state_(run.frames.size(), 0),
+      stack_answer_(run.stacks.size(), kUnknown) {
+  if (!stack_answer_.empty()) stack_answer_[StackTree::kRoot] = kNone;
+}
+
+bool StackFrameFinder::frame_matches(FrameId frame) {
+  if (frame_state_[frame] == 0) frame_state_[frame] = matches_(run_.frames.get(frame)) ? 2 : 1;
+  return frame_state_[frame] == 2;
+}
+
+FrameId StackFrameFinder::find(StackId stack) {
+  if (stack >= stack_answer_.size()) return kNone;
+  // Up to the nearest stack with a known answer, then back down.
+  std::vector<StackId> pending;
+  for (StackId id = stack; stack_answer_[id] == kUnknown; id = run_.stacks.node(id).parent) pending.push_back(id);
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    const StackNode& node = run_.stacks.node(*it);
+    stack_answer_[*it] = frame_matches(node.frame) ? node.frame : stack_answer_[node.parent];
+  }
+  return stack_answer_[stack];
+}
+
+bool frame_file_contains(const Run& run, const Frame& frame, const std::vector<std::string_view>& needles) {
+  const std::string& file = run.strings.get(frame.file);
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return file.find(n) != std::string::npos; });
+}
+
+std::string percent_text(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+std::string speedup_text(double speedup) { return fmt::format("{:.2f}x", speedup); }
+
+}  // namespace stepscope

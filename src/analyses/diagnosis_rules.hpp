@@ -1,0 +1,43 @@
+// The diagnosis rules, one family per file (diagnosis_*_rules.cpp). Each
+// returns a finding when its mechanism shows in the run, else nothing.
+// Thresholds and their reasons are in docs/diagnosis.md.
+#pragma once
+
+#include <optional>
+
+#include "analyses/diagnosis.hpp"
+#include "analyses/diagnosis_facts.hpp"
+
+namespace stepscope {
+
+// input_bound, dataloader_workers_saturated or io_bound_workers: the same
+// data wait explained by one of three mechanisms, so at most one of them.
+std::optional<Finding> input_pipeline_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
+// logging_overhead, optimizer_heavy, gc_pauses: host work in the step
+// thread that a change of code removes.
+std::optional<Finding> logging_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+std::optional<Finding> gc_pauses_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
+// sync_in_loop: the host blocked on device synchronizations inside steps.
+std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
+// memory_pressure: host or device memory near capacity.
+std::optional<Finding> memory_pressure_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
+// Thresholds, shared with the tests.
+inline constexpr double kInputBoundShare = 0.10;      // data wait of step time
+inline constexpr double kIdleCoresSaturated = 0.5;    // fewer idle cores: saturated
+inline constexpr double kDiskWaitShare = 0.30;        // of the loaders' busy samples
+inline constexpr double kDiskUtilSaturated = 90;      // percent, peak over steady steps
+inline constexpr double kLoggingShare = 0.05;         // of the step thread's samples
+inline constexpr double kOptimizerShare = 0.20;       // optimizer phase of step time
+inline constexpr double kGcShare = 0.05;              // of steady step time
+inline constexpr double kSyncShare = 0.03;           // device idle caused by syncs, of step time
+inline constexpr uint64_t kMinRuleSamples = 5;        // fewer samples say nothing
+inline constexpr double kHostMemoryPeak = 0.80;       // tree RSS of total memory
+inline constexpr double kHostMemoryAvailable = 0.10;  // least available of total
+inline constexpr double kDeviceMemoryPeak = 0.90;     // of the GPU's memory
+
+}  // namespace stepscope

@@ -1,0 +1,232 @@
+// sync_in_loop: the host waits for the device inside the step. A
+// synchronization (cudaStreamSynchronize and kin, which `.item()`, `.cpu()`,
+// `.tolist()` and printing a tensor cause) stops the host from running ahead,
+// so the device drains its queue and then waits for the next launches.
+//
+// Read from a trace's spans: each synchronizing runtime call on the host and
+// the operator around it (the host is blocked in all of it: in
+// `aten::_local_scalar_dense` the wait is mostly in the copy before the sync
+// call itself); and the device's idle gap around the moment the host resumes,
+// which is what the synchronization costs. A device that stays busy (a
+// device-bound step) loses nothing to the host's waits, so the gap, not the
+// host's blocked time, is the share.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analyses/diagnosis_rules.hpp"
+
+namespace stepscope {
+
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+bool is_sync_call(const Span& s, const StringTable& strings) {
+  return s.kind == SpanKind::kRuntimeCall && strings.get(s.name).find("Synchronize") != std::string::npos;
+}
+
+bool is_step_marker(const std::string& name) { return name.starts_with("ProfilerStep#"); }
+
+// One synchronization: when the host was blocked, and where it was called.
+struct SyncSite {
+  int64_t start_ns = 0, end_ns = 0;
+  std::string call;      // the runtime call
+  std::string operator_; // the outermost operator around it (aten::item), or empty
+  std::string range;     // the innermost user range or Python function around it, or empty
+};
+
+std::vector<const Span*> host_spans_in_order(const std::vector<const Span*>& spans) {
+  // Stable: of two spans with the same times, the trace's first is the parent.
+  std::vector<const Span*> out = spans;
+  std::stable_sort(out.begin(), out.end(), [](const Span* a, const Span* b) {
+    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+  });
+  return out;
+}
+
+// Walks one thread's spans with a stack of the open ones (spans nest).
+void collect_thread_syncs(const Run& run, const std::vector<const Span*>& spans, std::vector<SyncSite>& out) {
+  std::vector<const Span*> open;
+  for (const Span* s : host_spans_in_order(spans)) {
+    while (!open.empty() && open.back()->end_ns <= s->start_ns) open.pop_back();
+    if (is_sync_call(*s, run.strings)) {
+      SyncSite site{s->start_ns, s->end_ns, run.strings.get(s->name), "", ""};
+      const Span* innermost = nullptr;
+      for (const Span* o : open) {
+        const std::string& name = run.strings.get(o->name);
+        if (o->kind == SpanKind::kCpuOp && !is_step_marker(name)) {
+          if (site.operator_.empty()) site.operator_ = name;
+          innermost = o;
+        } else if ((o->kind == SpanKind::kUserRange || o->kind == SpanKind::kPythonFunction) && !is_step_marker(name)) {
+          site.range = name;
+        }
+      }
+      if (innermost) {
+        // The innermost operator delivers the value: the host waits inside it.
+        site.start_ns = innermost->start_ns;
+        site.end_ns = innermost->end_ns;
+        const std::string& name = run.strings.get(innermost->name);
+        if (name != site.operator_) site.operator_ += " > " + name;
+      }
+      out.push_back(std::move(site));
+      continue;
+    }
+    open.push_back(s);
+  }
+}
+
+std::vector<SyncSite> sync_sites(const Run& run) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> by_thread;
+  bool any = false;
+  for (const Span& s : run.spans) {
+    if (s.kind == SpanKind::kCpuOp || s.kind == SpanKind::kUserRange || s.kind == SpanKind::kPythonFunction ||
+        s.kind == SpanKind::kRuntimeCall) {
+      by_thread[{s.pid, s.tid}].push_back(&s);
+      any |= is_sync_call(s, run.strings);
+    }
+  }
+  std::vector<SyncSite> out;
+  if (!any) return out;
+  for (const auto& [thread, spans] : by_thread) collect_thread_syncs(run, spans, out);
+  return out;
+}
+
+// The steps: the recorded run's steady steps, else a trace's ProfilerStep#N ranges.
+Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
+  Intervals out;
+  if (f.primary) {
+    for (size_t i = f.primary->warmup_steps; i < f.primary->steps.size(); ++i) {
+      out.emplace_back(f.primary->steps[i].start_ns, f.primary->steps[i].end_ns);
+    }
+    return out;
+  }
+  for (const Span& s : run.spans) {
+    if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_step_marker(run.strings.get(s.name))) {
+      out.emplace_back(s.start_ns, s.end_ns);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Device activity (kernels, copies, memsets) merged into busy intervals.
+// TODO(gpu analyses): read DeviceActivity's intervals once they are on main.
+Intervals device_busy(const Run& run) {
+  Intervals busy;
+  for (const Span& s : run.spans) {
+    if (s.kind == SpanKind::kKernel || s.kind == SpanKind::kMemcpy || s.kind == SpanKind::kMemset) {
+      busy.emplace_back(s.start_ns, s.end_ns);
+    }
+  }
+  return busy;
+}
+
+// What a synchronization costs the device: its idle time from when both the
+// host waited and the device had run dry, to the device's next activity,
+// which must come within the step (`step_end`); empty when the device was
+// busy as the host resumed. Idle time before the host waited is not the
+// synchronization's doing (the host was late anyway).
+std::optional<std::pair<int64_t, int64_t>> sync_idle_gap(const Intervals& busy, const SyncSite& sync, int64_t step_end) {
+  auto next = std::upper_bound(busy.begin(), busy.end(), std::make_pair(sync.end_ns, INT64_MAX));
+  if (next != busy.begin() && std::prev(next)->second > sync.end_ns) return std::nullopt;  // busy on resume
+  if (next == busy.end() || next->first >= step_end) return std::nullopt;
+  int64_t start = next == busy.begin() ? sync.start_ns : std::max(sync.start_ns, std::prev(next)->second);
+  if (next->first <= start) return std::nullopt;
+  return std::make_pair(start, next->first);
+}
+
+int64_t total(const Intervals& disjoint) {
+  int64_t sum = 0;
+  for (auto [start, end] : disjoint) sum += end - start;
+  return sum;
+}
+
+Intervals merged(Intervals spans) {
+  std::sort(spans.begin(), spans.end());
+  Intervals out;
+  for (auto [start, end] : spans) {
+    if (!out.empty() && start <= out.back().second) {
+      out.back().second = std::max(out.back().second, end);
+    } else {
+      out.emplace_back(start, end);
+    }
+  }
+  return out;
+}
+
+int64_t overlap(const Intervals& a, const Intervals& b) {
+  int64_t sum = 0;
+  size_t j = 0;
+  for (auto [start, end] : a) {
+    while (j < b.size() && b[j].second <= start) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < end; ++k) {
+      sum += std::max<int64_t>(0, std::min(end, b[k].second) - std::max(start, b[k].first));
+    }
+  }
+  return sum;
+}
+
+std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) {
+  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (size_t i = 0; i < sorted.size() && i < top; ++i) {
+    if (i > 0) text += ", ";
+    text += fmt::format("{} ({}x)", sorted[i].first, sorted[i].second);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
+  std::vector<SyncSite> sites = sync_sites(in.run);
+  if (sites.empty()) return std::nullopt;
+  Intervals steps = step_windows(in.run, f);
+  Intervals windows = merged(steps);  // consecutive steps touch: one window
+  int64_t step_ns = total(windows);
+  if (step_ns <= 0) return std::nullopt;
+  Intervals busy = merged(device_busy(in.run));
+  Intervals blocked, idle;
+  std::map<std::string, size_t> calls, operators, ranges;
+  for (const SyncSite& s : sites) {
+    auto step = std::upper_bound(steps.begin(), steps.end(), std::make_pair(s.start_ns, INT64_MAX));
+    if (step == steps.begin() || std::prev(step)->second <= s.start_ns) continue;
+    --step;
+    blocked.emplace_back(s.start_ns, s.end_ns);
+    if (auto gap = sync_idle_gap(busy, s, step->second)) idle.push_back(*gap);
+    ++calls[s.call];
+    if (!s.operator_.empty()) ++operators[s.operator_];
+    if (!s.range.empty()) ++ranges[s.range];
+  }
+  if (blocked.empty() || busy.empty()) return std::nullopt;
+  double share = static_cast<double>(total(merged(idle))) / static_cast<double>(step_ns);
+  if (share < kSyncShare) return std::nullopt;
+  auto step_count = static_cast<double>(steps.size());
+  double per_step_ms = static_cast<double>(step_ns) / step_count / 1e6;
+  Finding out;
+  out.id = "sync_in_loop";
+  out.share = share;
+  out.expected_speedup = amdahl_speedup(share);
+  out.severity = severity_for_speedup(*out.expected_speedup);
+  out.title = fmt::format("Synchronizations in the loop: the device idles {} of step time around them",
+                          percent_text(share));
+  out.evidence.push_back(fmt::format("{} synchronizations in {} steps ({:.1f} per step): {}", blocked.size(), steps.size(),
+                                     static_cast<double>(blocked.size()) / step_count, top_counts(calls, 3)));
+  out.evidence.push_back(fmt::format(
+      "the host is blocked in them {:.1f} ms per step; the device idles {:.1f} ms per step because of them "
+      "(from the end of its queue, once the host waits, to its next activity)",
+      static_cast<double>(overlap(merged(blocked), windows)) / step_count / 1e6,
+      share * per_step_ms));
+  if (!operators.empty()) out.evidence.push_back("inside " + top_counts(operators, 3));
+  if (!ranges.empty()) out.evidence.push_back("under " + top_counts(ranges, 3));
+  out.recommendation =
+      "Keep values on the device inside the step: no .item(), .cpu(), .tolist(), printing of tensors or Python "
+      "branches on tensor values; accumulate metrics as tensors and read them every N steps; copy to the host "
+      "with non_blocking=True into pinned memory. torch.cuda.set_sync_debug_mode(\"warn\") finds the rest.";
+  return out;
+}
+
+}  // namespace stepscope

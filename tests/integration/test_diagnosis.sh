@@ -1,0 +1,130 @@
+# Diagnosis on real programs: each rule that can be provoked on a CI machine
+# fires on a program that has its mechanism and stays quiet on those that do
+# not. The example language model without DataLoader workers must be
+# input_bound first with a num_workers remedy; with workers it must not be.
+source "$(dirname "$0")/lib.sh"
+venv_python="$STEPSCOPE_REPO/.venv/bin/python"
+cases="$STEPSCOPE_REPO/tests/integration/programs/diagnosis_cases.py"
+export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
+
+if ! "$venv_python" -c 'import torch' 2>/dev/null; then
+  echo "skipped: no torch in $venv_python (run scripts/setup)"
+  exit 0
+fi
+
+# record NAME ARGS...: records ARGS into $WORK/NAME.db and writes its report JSON.
+record() {
+  local name=$1; shift
+  expect_status 0 "$STEPSCOPE" record -o "$WORK/$name.db" -- "$venv_python" "$@"
+  expect_status 0 "$STEPSCOPE" report "$WORK/$name.db" --json -o "$WORK/$name.json"
+}
+
+# check NAME PYTHON: runs PYTHON with `d` = the report's diagnosis list and
+# `ids` = its ids in order; a failed assert fails the test.
+check() {
+  "$PY" - "$WORK/$1.json" "$2" <<'PYEOF' || fail "$1: diagnosis check failed: $2"
+import json, sys
+report = json.load(open(sys.argv[1]))
+d = report["diagnosis"]
+ids = [f["id"] for f in d]
+print(sys.argv[1].rsplit("/", 1)[-1], [(f["id"], round(f["share"], 3), f["expected_speedup"]) for f in d])
+exec(sys.argv[2])
+PYEOF
+}
+
+# The example with a tokenizer-heavy input (a tiny model, so tokenizing is a
+# large part of each step), without workers and with two.
+lm_args=("$STEPSCOPE_REPO/examples/train_lm.py" --steps 30 --batch-size 8 --threads 1 --d-model 16 --layers 2 --merges 64)
+record lm0 "${lm_args[@]}" --num-workers 0
+record lm2 "${lm_args[@]}" --num-workers 2
+
+check lm0 '
+first = d[0]
+assert first["id"] == "input_bound", ids
+assert "num_workers=" in first["recommendation"], first["recommendation"]
+wait = report["steps"]["data_wait_fraction"]
+assert first["share"] == wait and wait >= 0.1, (first["share"], wait)
+assert 1 <= first["expected_speedup"] <= 1 / (1 - wait) + 1e-9, first
+assert any("encode" in e or "merge_pair" in e for e in first["evidence"]), first["evidence"]
+assert any("num_workers=0" in e for e in first["evidence"]), first["evidence"]
+'
+# With workers, no input_bound: batches come from the workers. (On a loaded
+# machine the wait may remain with no core idle: dataloader_workers_saturated.)
+check lm2 '
+assert "input_bound" not in ids, ids
+wait = report["steps"]["data_wait_fraction"]
+assert wait < 0.1 or "dataloader_workers_saturated" in ids, (wait, ids)
+'
+# No false alarms on the example: it logs by print every 10 steps, has a
+# light optimizer, little memory, and the sampler marks no GC.
+for run in lm0 lm2; do
+  check $run '
+for quiet in ("logging_overhead", "optimizer_heavy", "gc_pauses", "memory_pressure", "io_bound_workers"):
+    assert quiet not in ids, (quiet, ids)
+'
+done
+
+# Logging a formatted tensor every step, AdamW's for-loop over 402 tensors,
+# and gc.collect() every step.
+record host "$cases" host --steps 20
+check host '
+assert sorted(ids) == ["gc_pauses", "logging_overhead", "optimizer_heavy"], ids
+gc = d[ids.index("gc_pauses")]
+assert any("timed by gc.callbacks" in e for e in gc["evidence"]), gc["evidence"]
+log = d[ids.index("logging_overhead")]
+assert any("diagnosis_cases.py:" in e for e in log["evidence"]), log["evidence"]
+opt = d[ids.index("optimizer_heavy")]
+assert opt["share"] == report["steps"]["phases"]["optimizer"] >= 0.2, opt
+assert any("_single_tensor_" in e for e in opt["evidence"]), opt["evidence"]
+assert "fused=True" in opt["recommendation"]
+speedups = [f["expected_speedup"] for f in d if f["expected_speedup"] is not None]
+assert speedups == sorted(speedups, reverse=True), speedups
+'
+
+# Two workers spinning on two cores: saturated, not input_bound; and a loop
+# that neither logs nor has a heavy optimizer.
+record saturated "$cases" saturated --steps 20
+check saturated '
+assert ids and ids[0] == "dataloader_workers_saturated", ids
+assert "more workers will not help" in d[0]["recommendation"]
+assert any("DataLoader workers: 2 processes" in e for e in d[0]["evidence"]), d[0]["evidence"]
+for quiet in ("input_bound", "logging_overhead", "optimizer_heavy"):
+    assert quiet not in ids, (quiet, ids)
+'
+
+# Synchronizations in the loop, on real torch.profiler traces: a TorchRec job
+# whose .to("cpu") copies idle the device 3% of each step, and one whose 10
+# syncs a step cost nothing (another stream keeps the device busy).
+kineto="$STEPSCOPE_SHARED/testdata/kineto"
+expect_status 0 "$STEPSCOPE" report "$kineto/negative_queue_length_values_check/rank0.json.gz" --json -o "$WORK/nq.json"
+check nq '
+assert ids == ["sync_in_loop"], ids
+f = d[0]
+assert 0.03 <= f["share"] < 0.04, f["share"]
+assert any("75 synchronizations in 5 steps (15.0 per step): cudaStreamSynchronize (75x)" in e for e in f["evidence"]), f["evidence"]
+assert any("inside aten::to > aten::copy_ (75x)" in e for e in f["evidence"]), f["evidence"]
+assert ".item()" in f["recommendation"]
+'
+expect_status 0 "$STEPSCOPE" report "$kineto/trace_diff/test/test.json.gz" --json -o "$WORK/busy.json"
+check busy 'assert "sync_in_loop" not in ids, ids'
+
+# The terminal report: the verdict comes first, plain when piped, colored on request.
+expect_status 0 "$STEPSCOPE" report "$WORK/lm0.db"
+verdict=$(grep -n '^Verdict: ' "$WORK/stdout" | head -n 1)
+[ "${verdict%%:*}" -le 6 ] || fail "the verdict is not on the first lines: $verdict"
+grep -q '^Verdict: Input-bound' "$WORK/stdout" || fail "verdict: $verdict"
+if grep -q $'\x1b' "$WORK/stdout"; then fail "escape sequences in piped output"; fi
+expect_status 0 "$STEPSCOPE" report "$WORK/lm0.db" --color always
+grep -q $'\x1b\\[1mVerdict' "$WORK/stdout" || fail "--color always did not color the verdict"
+expect_status 2 "$STEPSCOPE" report "$WORK/lm0.db" --color sometimes
+# -o onto something that is not a regular file (a FIFO here; /dev/null for
+# users) writes into it, and never replaces it with a file.
+mkfifo "$WORK/fifo"
+cat "$WORK/fifo" > "$WORK/from_fifo" &
+reader=$!
+expect_status 0 "$STEPSCOPE" report "$kineto/trace_diff/test/test.json.gz" --json -o "$WORK/fifo"
+wait "$reader"
+[ -p "$WORK/fifo" ] || fail "-o replaced a FIFO with a file"
+grep -q '"diagnosis"' "$WORK/from_fifo" || fail "-o FIFO: nothing came through"
+
+echo "1 passed, 0 failed"
