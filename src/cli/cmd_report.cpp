@@ -1,4 +1,4 @@
-// stepscope report RUN.db|TRACE [--json] [--top N] [--idle] [-o OUT]
+// stepscope report RUN.db|TRACE [--json] [--top N] [--idle] [--strict] [-o OUT]
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
@@ -15,11 +15,12 @@ struct ReportOptions {
   std::string output = "-";
   bool json = false;
   bool idle = false;
+  bool strict = false;
   size_t top = 20;
 };
 
 int run_report(const ReportOptions& options) {
-  Run run = open_run_or_trace(options.input);
+  Run run = open_run_or_trace(options.input, {.strict = options.strict});
   Report report =
       build_report(run, options.input, {.include_idle = options.idle || run_wants_idle(run)});
   write_output(options.output, [&](std::ostream& out) {
@@ -43,6 +44,8 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("--top", options->top, "functions to list")->capture_default_str();
   cmd->add_flag("--idle", options->idle,
                 "count samples of idle threads too (default: only when recorded with --idle)");
+  cmd->add_flag("--strict", options->strict,
+                "a trace with tolerated problems (see docs/import.md) is an error, not a warning");
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
       ->capture_default_str();
   return [options] { return run_report(*options); };

@@ -48,6 +48,11 @@ struct OpenRange {
   SpanKind kind;
 };
 
+struct Warning {
+  std::string text;
+  bool fails_strict;
+};
+
 struct CategoryUse {
   SpanKind kind;
   bool known;
@@ -95,7 +100,10 @@ class ChromeTraceImporter {
 
   [[noreturn]] void fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", source_, what)); }
   [[noreturn]] void fail_event(std::string_view what) const { throw_event_error(source_, event_index_, what); }
-  void warn(std::string message) { warnings_.push_back(std::move(message)); }
+  void warn(std::string message) { warnings_.push_back(Warning{std::move(message), true}); }
+  // What sound traces have too (the profiler's window cuts flows in two) is
+  // reported but does not fail a strict import.
+  void note(std::string message) { warnings_.push_back(Warning{std::move(message), false}); }
 
   void import_header_field(const TraceEventScanner& scanner) {
     auto value = header_.read(scanner.key(), scanner.text(), scanner.offset());
@@ -287,13 +295,14 @@ class ChromeTraceImporter {
     close_open_ranges();
     FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, flow_kinds_, run_.flows);
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
-    if (flows.unpaired > 0) warn(fmt::format("{} flow events without a partner ignored", flows.unpaired));
+    if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
     run_.metadata["clock"] = "trace";
     run_.metadata["source"] = source_;
     run_.metadata["source_format"] = "chrome_trace";
     run_.metadata["instant_events"] = std::to_string(instant_events_);
     summarize_warnings();
-    if (options_.strict && !warnings_.empty()) fail("strict import refused the trace: " + join(warnings_, "; "));
+    std::string problems = join(warnings_, "; ", true);
+    if (options_.strict && !problems.empty()) fail("strict import refused the trace: " + problems);
   }
 
   void close_open_ranges() {
@@ -328,14 +337,15 @@ class ChromeTraceImporter {
     for (const auto& [category, use] : std::map<std::string, CategoryUse>(categories_.begin(), categories_.end())) {
       if (!use.known) warn(fmt::format("{} slices of unknown category \"{}\" kept as kind other", use.slices, category));
     }
-    if (!warnings_.empty()) run_.metadata["import_warnings"] = join(warnings_, "\n");
+    if (!warnings_.empty()) run_.metadata["import_warnings"] = join(warnings_, "\n", false);
   }
 
-  static std::string join(const std::vector<std::string>& lines, std::string_view separator) {
+  static std::string join(const std::vector<Warning>& warnings, std::string_view separator, bool only_failing) {
     std::string joined;
-    for (const std::string& line : lines) {
+    for (const Warning& warning : warnings) {
+      if (only_failing && !warning.fails_strict) continue;
       if (!joined.empty()) joined += separator;
-      joined += line;
+      joined += warning.text;
     }
     return joined;
   }
@@ -367,7 +377,7 @@ class ChromeTraceImporter {
   size_t ends_before_begins_ = 0;
   size_t negative_durations_ = 0;
   StringMap<size_t> skipped_phases_;
-  std::vector<std::string> warnings_;
+  std::vector<Warning> warnings_;
 };
 
 }  // namespace
