@@ -18,6 +18,26 @@ bool is_repairable(simdjson::error_code error) {
   return error == simdjson::UTF8_ERROR || error == simdjson::UNESCAPED_CHARS;
 }
 
+// A field's key as text, without copying: keys are read in place between
+// their quotes (simdjson has checked the string's extent); the rare key with
+// an escape is decoded into `scratch`.
+bool key_text(od::field& field, std::string& scratch, std::string_view& key) {
+  const char* begin = field.key().raw();
+  const char* end = begin;
+  while (*end != '"' && *end != '\\') ++end;
+  if (*end == '"') {
+    key = std::string_view(begin, static_cast<size_t>(end - begin));
+    return true;
+  }
+  for (; *end != '"'; ++end) {
+    if (*end == '\\') ++end;  // an escaped byte, whatever it is
+  }
+  scratch.clear();
+  if (!decode_json_string(std::string_view(begin, static_cast<size_t>(end - begin)), scratch)) return false;
+  key = scratch;
+  return true;
+}
+
 }  // namespace
 
 void throw_event_error(const std::string& source, size_t index, std::string_view what) {
@@ -66,7 +86,7 @@ void ChromeTraceEventReader::read_fields(od::object& object) {
     od::field field;
     if (auto error = std::move(field_result).get(field)) fail_json(error);
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) fail_json(error);
+    if (!key_text(field, key_scratch_, key)) fail_event("has a key that is not a valid JSON string");
     read_field(key, field.value());
   }
 }
@@ -180,7 +200,7 @@ void ChromeTraceEventReader::read_args(od::object& args) {
     od::field field;
     if (auto error = std::move(field_result).get(field)) fail_json(error);
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) fail_json(error);
+    if (!key_text(field, key_scratch_, key)) fail_event("has an args key that is not a valid JSON string");
     od::value value = field.value();
     od::json_type type{};
     if (auto error = value.type().get(type)) fail_json(error);

@@ -109,6 +109,7 @@ class ChromeTraceEventReader {
   bool document_ready_ = false;   // document_ may say where it stopped
   bool args_read_ = false;         // args already consumed in place
   std::string_view args_json_;     // args seen before "ph", kept as text
+  std::string key_scratch_;        // a key with escapes, decoded
   std::string repaired_;           // the event's text after repair_json_text
   std::deque<std::string> decoded_strings_;  // strings decoded here, per event
 };

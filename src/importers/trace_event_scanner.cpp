@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -18,34 +19,113 @@ namespace {
 
 bool is_space(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// One bit per byte of data[0..64) that may matter to the structure: '"',
-// '\\', brackets and braces ('|' too, a harmless false positive that keeps
-// it at four compares: c | 0x20 maps [\] onto {|}).
-uint64_t structural_mask(const char* data) {
+// The bytes of data[0..64) that matter to the structure, one bit per byte.
+struct BlockBits {
+  uint64_t quote = 0;
+  uint64_t backslash = 0;
+  uint64_t open = 0;   // '{' and '['
+  uint64_t close = 0;  // '}' and ']'
+};
+
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
+uint64_t bits_of(__m128i hits, int block) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits)) & 0xFFFFu) << (16 * block);
+}
+#endif
+
+BlockBits classify_block(const char* data) {
+  BlockBits bits;
+#if defined(__SSE2__)
+  // c | 0x20 maps '[' and ']' onto '{' and '}', so each takes one compare.
   const __m128i lower_bit = _mm_set1_epi8(0x20);
-  const __m128i open = _mm_set1_epi8('{');
-  const __m128i bar = _mm_set1_epi8('|');
-  const __m128i close = _mm_set1_epi8('}');
-  uint64_t mask = 0;
   for (int block = 0; block < 4; ++block) {
     __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * block));
     __m128i folded = _mm_or_si128(bytes, lower_bit);
-    __m128i hits = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(folded, open)),
-        _mm_or_si128(_mm_cmpeq_epi8(folded, bar), _mm_cmpeq_epi8(folded, close)));
-    mask |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits)) & 0xFFFFu) << (16 * block);
+    bits.quote |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), block);
+    bits.backslash |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\')), block);
+    bits.open |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')), block);
+    bits.close |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('}')), block);
   }
-  return mask;
 #else
-  uint64_t mask = 0;
   for (int i = 0; i < 64; ++i) {
+    uint64_t bit = uint64_t{1} << i;
     char folded = static_cast<char>(data[i] | 0x20);
-    if (data[i] == '"' || folded == '{' || folded == '|' || folded == '}') mask |= uint64_t{1} << i;
+    if (data[i] == '"') bits.quote |= bit;
+    if (data[i] == '\\') bits.backslash |= bit;
+    if (folded == '{') bits.open |= bit;
+    if (folded == '}') bits.close |= bit;
   }
-  return mask;
 #endif
+  return bits;
+}
+
+// Bit i = XOR of bits 0..i: with quote bits, 1 from an opening quote up to
+// (not including) its closing quote.
+uint64_t prefix_xor(uint64_t bits) {
+  for (int shift = 1; shift < 64; shift <<= 1) bits ^= bits << shift;
+  return bits;
+}
+
+// The state of TraceEventScanner::scan_balanced between 64-byte blocks.
+struct BalanceState {
+  int64_t depth;
+  bool in_string;
+  bool skip_first;        // the next block's first byte is escaped
+  bool ends_with_string;  // a string value: its closing quote ends it
+};
+
+// The common block, without backslashes: strings are found all at once from
+// the quotes, and only brackets outside them are looked at one by one.
+std::optional<size_t> balance_block(const BlockBits& bits, BalanceState& state) {
+  uint64_t strings = prefix_xor(bits.quote) ^ (state.in_string ? ~uint64_t{0} : 0);
+  uint64_t opens = bits.open & ~strings;
+  uint64_t brackets = (bits.open | bits.close) & ~strings;
+  state.in_string = (strings >> 63) != 0;
+  while (brackets != 0) {
+    auto bit = static_cast<unsigned>(__builtin_ctzll(brackets));
+    brackets &= brackets - 1;
+    if ((opens >> bit) & 1) {
+      ++state.depth;
+    } else if (--state.depth == 0) {
+      return bit;
+    }
+  }
+  return std::nullopt;
+}
+
+// A block with escapes (or a string value to finish): byte by structural
+// byte, skipping each escaped byte.
+std::optional<size_t> balance_block_escaped(const char* data, const BlockBits& bits, size_t valid,
+                                            BalanceState& state) {
+  uint64_t mask = bits.quote | bits.backslash | bits.open | bits.close;
+  if (state.skip_first) mask &= ~uint64_t{1};
+  state.skip_first = false;
+  while (mask != 0) {
+    auto bit = static_cast<unsigned>(__builtin_ctzll(mask));
+    mask &= mask - 1;
+    char c = data[bit];
+    if (state.in_string) {
+      if (c == '"') {
+        state.in_string = false;
+        if (state.depth == 0) return bit;  // the end of a string value
+      } else if (c == '\\') {
+        if (bit + 1 < valid) {
+          mask &= ~(uint64_t{1} << (bit + 1));
+        } else {
+          state.skip_first = true;
+        }
+      }
+      continue;
+    }
+    if (c == '"') {
+      state.in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++state.depth;
+    } else if (c == '}' || c == ']') {
+      if (--state.depth == 0) return bit;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -265,47 +345,26 @@ void TraceEventScanner::make_room() {
 // pos_ is at '{' or '[' and the matching close ends it. Brackets of the
 // wrong kind are left for the parser to find.
 void TraceEventScanner::scan_balanced(bool in_string) {
-  int64_t depth = 0;
-  bool skip_first = false;  // the first byte of the next block is escaped
+  BalanceState state{0, in_string, false, in_string};
   for (;;) {
     if (pos_ >= end_ && !refill()) fail_truncated();
     const char* data = buffer_.get();
     for (size_t block = pos_; block < end_; block += 64) {
       size_t valid = std::min<size_t>(64, end_ - block);
-      uint64_t mask = structural_mask(data + block);
-      if (valid < 64) mask &= (uint64_t{1} << valid) - 1;
-      if (skip_first) mask &= ~uint64_t{1};
-      skip_first = false;
-      while (mask != 0) {
-        auto bit = static_cast<unsigned>(__builtin_ctzll(mask));
-        mask &= mask - 1;
-        char c = data[block + bit];
-        if (in_string) {
-          if (c == '"') {
-            in_string = false;
-            if (depth == 0) {
-              pos_ = block + bit + 1;
-              return;
-            }
-          } else if (c == '\\') {
-            if (bit + 1 < valid) {
-              mask &= ~(uint64_t{1} << (bit + 1));
-            } else {
-              skip_first = true;
-            }
-          }
-          continue;
-        }
-        if (c == '"') {
-          in_string = true;
-        } else if (c == '{' || c == '[') {
-          ++depth;
-        } else if (c == '}' || c == ']') {
-          if (--depth == 0) {
-            pos_ = block + bit + 1;
-            return;
-          }
-        }
+      BlockBits bits = classify_block(data + block);
+      if (valid < 64) {
+        uint64_t keep = (uint64_t{1} << valid) - 1;
+        bits.quote &= keep;
+        bits.backslash &= keep;
+        bits.open &= keep;
+        bits.close &= keep;
+      }
+      std::optional<size_t> end = (bits.backslash == 0 && !state.skip_first && !state.ends_with_string)
+                                      ? balance_block(bits, state)
+                                      : balance_block_escaped(data + block, bits, valid, state);
+      if (end) {
+        pos_ = block + *end + 1;
+        return;
       }
     }
     pos_ = end_;
