@@ -15,6 +15,7 @@ each measured in turn, --repeat times, in the same run. Prints a Markdown
 table with medians and ratios to stepscope report; --json writes raw figures.
 
   .venv/bin/python bench/import_trace.py [--mb 500] [--repeat 3] [--skip hta]
+      [--keep-trace DIR]   (build the trace once into DIR, reuse it on later runs)
 """
 
 import argparse
@@ -97,18 +98,18 @@ def build_trace(source: Path, target_mb: int, out: Path) -> dict:
     return {"source": str(source), "repetitions": reps, "events": count, "bytes": out.stat().st_size}
 
 
-def measure(cmd: list, stdout_to=subprocess.DEVNULL) -> dict:
-    """Wall seconds and peak RSS (MB) of one cold child process."""
-    start = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=stdout_to, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    err = child.stderr.read().decode(errors="replace")
-    child.stderr.close()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed ({child.returncode}): {err[-2000:]}")
-    return {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime}
+def measure(cmd: list) -> dict:
+    """Wall and CPU seconds and peak RSS (MB) of one cold child process, by
+    /usr/bin/time (a small parent, so the peak is the command's own: a child
+    forked from this Python would start with its RSS)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        timed = ["/usr/bin/time", "-o", report.name, "-f", "%e %U %S %M"] + [str(c) for c in cmd]
+        child = subprocess.run(timed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if child.returncode != 0:
+            raise SystemExit(f"{' '.join(map(str, cmd))} failed ({child.returncode}): "
+                             f"{child.stderr.decode(errors='replace')[-2000:]}")
+        wall, user, system, max_kb = report.read().split()[-4:]
+    return {"wall_s": float(wall), "cpu_s": float(user) + float(system), "peak_rss_mb": int(max_kb) / 1024}
 
 
 def main() -> None:
@@ -119,18 +120,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip", default="", help="comma-separated: wc,report,import,python,hta")
     parser.add_argument("--json", help="write raw figures here")
+    parser.add_argument("--keep-trace", help="build the trace here and keep it (reused if it exists)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
     with tempfile.TemporaryDirectory(prefix="stepscope-bench-") as tmp:
-        trace_dir = Path(tmp) / "trace"
-        trace_dir.mkdir()
+        # HTA reads every trace of a directory: the trace lives alone in one.
+        trace_dir = Path(args.keep_trace) if args.keep_trace else Path(tmp) / "trace"
+        trace_dir.mkdir(parents=True, exist_ok=True)
         trace = trace_dir / "rank-0.trace.json"
-        t0 = time.perf_counter()
-        facts = build_trace(Path(args.source), args.mb, trace)
-        print(f"built {trace.name}: {facts['bytes'] / 1e6:.0f} MB, {facts['events']:,} events "
-              f"({facts['repetitions']} x {Path(args.source).name}) in {time.perf_counter() - t0:.0f} s",
-              file=sys.stderr)
+        facts_file = trace_dir.parent / (trace_dir.name + ".facts.json")
+        if args.keep_trace and trace.exists() and facts_file.exists():
+            facts = json.loads(facts_file.read_text())
+        else:
+            t0 = time.perf_counter()
+            facts = build_trace(Path(args.source), args.mb, trace)
+            facts_file.write_text(json.dumps(facts))
+            print(f"built {trace.name}: {facts['bytes'] / 1e6:.0f} MB, {facts['events']:,} events "
+                  f"({facts['repetitions']} x {Path(args.source).name}) in {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)
         script = Path(tmp) / "baseline.py"
         script.write_text(PY_BASELINE)
         hta_script = Path(tmp) / "hta_breakdown.py"
@@ -154,20 +162,26 @@ def main() -> None:
                 run_db.unlink(missing_ok=True)
                 figures = measure(cmd)
                 results[name].append(figures)
-                print(f"  {name}: {figures['wall_s']:.2f} s, {figures['peak_rss_mb']:.0f} MB", file=sys.stderr)
+                print(f"  {name}: {figures['wall_s']:.2f} s wall, {figures['cpu_s']:.2f} s CPU, "
+                      f"{figures['peak_rss_mb']:.0f} MB", file=sys.stderr)
 
     size_mb = facts["bytes"] / 1e6
     base = results.get("stepscope report --json")
     base_wall = statistics.median(r["wall_s"] for r in base) if base else None
+    base_cpu = statistics.median(r["cpu_s"] for r in base) if base else None
     print(f"\nTrace: {size_mb:.0f} MB, {facts['events']:,} events; median of {args.repeat} cold runs "
-          f"(HTA: 1)\n")
-    print("| command | wall s | MB/s | peak RSS MB | RSS / file size | wall vs stepscope report |")
-    print("|---|---:|---:|---:|---:|---:|")
+          f"(HTA: 1); load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+    print("| command | wall s | CPU s | MB/s (wall) | MB/s (CPU) | peak RSS MB | RSS / file | "
+          "wall vs report | CPU vs report |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, runs in results.items():
         wall = statistics.median(r["wall_s"] for r in runs)
+        cpu = statistics.median(r["cpu_s"] for r in runs)
         rss = statistics.median(r["peak_rss_mb"] for r in runs)
-        ratio = f"{wall / base_wall:.1f}x" if base_wall else "-"
-        print(f"| {name} | {wall:.2f} | {size_mb / wall:.0f} | {rss:.0f} | {rss / size_mb:.2f} | {ratio} |")
+        vs_wall = f"{wall / base_wall:.1f}x" if base_wall else "-"
+        vs_cpu = f"{cpu / base_cpu:.1f}x" if base_cpu else "-"
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {size_mb / wall:.0f} | {size_mb / max(cpu, 1e-3):.0f} | "
+              f"{rss:.0f} | {rss / size_mb:.2f} | {vs_wall} | {vs_cpu} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"trace": facts, "results": results}, indent=1))
 

@@ -4,8 +4,10 @@
 #include "importers/chrome_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -244,13 +246,27 @@ class ChromeTraceImporter {
         FlowEndpoint{flow_group(fields.cat, fields.flow_id), is_start, binds_enclosing, track.first, track.second, ts});
   }
 
+  // One group per (cat, id): ids of different categories are distinct flows
+  // (Kineto reuses them). Kineto's ids are integers, keyed without a string.
   uint32_t flow_group(std::string_view cat, std::string_view id) {
-    scratch_.assign(cat);
-    scratch_ += '\x1f';  // ids of different categories are distinct flows (Kineto reuses them)
-    scratch_ += id;
-    auto [found, inserted] = flow_groups_.try_emplace(scratch_, static_cast<uint32_t>(flow_kinds_.size()));
-    if (inserted) flow_kinds_.push_back(run_.strings.intern(cat));
-    return found->second;
+    StringId kind = run_.strings.intern(cat);
+    auto next = static_cast<uint32_t>(flow_kinds_.size());
+    int64_t number = 0;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), number);
+    bool inserted = false;
+    uint32_t group = 0;
+    if (ec == std::errc() && end == id.data() + id.size()) {
+      auto [found, added] = numeric_flow_groups_.try_emplace(Track{kind, number}, next);
+      std::tie(group, inserted) = std::pair(found->second, added);
+    } else {
+      scratch_.assign(cat);
+      scratch_ += '\x1f';
+      scratch_ += id;
+      auto [found, added] = flow_groups_.try_emplace(scratch_, next);
+      std::tie(group, inserted) = std::pair(found->second, added);
+    }
+    if (inserted) flow_kinds_.push_back(kind);
+    return group;
   }
 
   void skip_phase(std::string_view ph) {
@@ -368,7 +384,8 @@ class ChromeTraceImporter {
   size_t last_thread_index_ = std::numeric_limits<size_t>::max();
   std::unordered_map<Track, std::vector<OpenRange>, PairHash> open_ranges_;
   std::unordered_map<Track, CounterTrackId, PairHash> counter_tracks_;
-  StringMap<uint32_t> flow_groups_;
+  StringMap<uint32_t> flow_groups_;                                     // string ids
+  std::unordered_map<Track, uint32_t, PairHash> numeric_flow_groups_;   // (kind, integer id)
   std::vector<StringId> flow_kinds_;
   std::vector<FlowEndpoint> flow_endpoints_;
 

@@ -82,6 +82,7 @@ std::vector<SpanId> bind_endpoints(const std::vector<Span>& spans, const std::ve
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
                              const std::vector<StringId>& group_kinds, std::vector<Flow>& flows) {
   FlowBindingCounts counts;
+  if (endpoints.empty()) return counts;  // spares sorting every span
   std::vector<SpanId> bound = bind_endpoints(spans, endpoints);
   // Group bound endpoints by flow, starts before ends, each in time order.
   std::vector<uint32_t> order;
