@@ -7,7 +7,6 @@
 #include <charconv>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -242,31 +241,28 @@ class ChromeTraceImporter {
     Track track{resolve_id(fields.pid), resolve_id(fields.tid)};
     bool is_start = fields.ph == "s";
     bool binds_enclosing = is_start || fields.bp == "e";
-    flow_endpoints_.push_back(
-        FlowEndpoint{flow_group(fields.cat, fields.flow_id), is_start, binds_enclosing, track.first, track.second, ts});
+    FlowEndpoint& endpoint = flow_endpoints_.emplace_back(flow_endpoint_id(fields.cat, fields.flow_id));
+    endpoint.is_start = is_start;
+    endpoint.binds_enclosing = binds_enclosing;
+    endpoint.pid = track.first;
+    endpoint.tid = track.second;
+    endpoint.ts_ns = ts;
   }
 
-  // One group per (cat, id): ids of different categories are distinct flows
-  // (Kineto reuses them). Kineto's ids are integers, keyed without a string.
-  uint32_t flow_group(std::string_view cat, std::string_view id) {
-    StringId kind = run_.strings.intern(cat);
-    auto next = static_cast<uint32_t>(flow_kinds_.size());
-    int64_t number = 0;
-    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), number);
-    bool inserted = false;
-    uint32_t group = 0;
-    if (ec == std::errc() && end == id.data() + id.size()) {
-      auto [found, added] = numeric_flow_groups_.try_emplace(Track{kind, number}, next);
-      std::tie(group, inserted) = std::pair(found->second, added);
-    } else {
-      scratch_.assign(cat);
-      scratch_ += '\x1f';
-      scratch_ += id;
-      auto [found, added] = flow_groups_.try_emplace(scratch_, next);
-      std::tie(group, inserted) = std::pair(found->second, added);
+  // Kineto's flow ids are integers and are used as they are; string ids
+  // ("0x1f") are numbered in order of appearance.
+  FlowEndpoint flow_endpoint_id(std::string_view cat, std::string_view id) {
+    FlowEndpoint endpoint{};
+    endpoint.kind = run_.strings.intern(cat);
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), endpoint.id);
+    if (ec == std::errc() && end == id.data() + id.size()) return endpoint;
+    endpoint.id_is_text = true;
+    auto found = text_flow_ids_.find(id);
+    if (found == text_flow_ids_.end()) {
+      found = text_flow_ids_.emplace(std::string(id), static_cast<int64_t>(text_flow_ids_.size())).first;
     }
-    if (inserted) flow_kinds_.push_back(kind);
-    return group;
+    endpoint.id = found->second;
+    return endpoint;
   }
 
   void skip_phase(std::string_view ph) {
@@ -309,7 +305,7 @@ class ChromeTraceImporter {
 
   void finish() {
     close_open_ranges();
-    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, flow_kinds_, run_.flows);
+    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, run_.flows);
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
     if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
     run_.metadata["clock"] = "trace";
@@ -384,9 +380,7 @@ class ChromeTraceImporter {
   size_t last_thread_index_ = std::numeric_limits<size_t>::max();
   std::unordered_map<Track, std::vector<OpenRange>, PairHash> open_ranges_;
   std::unordered_map<Track, CounterTrackId, PairHash> counter_tracks_;
-  StringMap<uint32_t> flow_groups_;                                     // string ids
-  std::unordered_map<Track, uint32_t, PairHash> numeric_flow_groups_;   // (kind, integer id)
-  std::vector<StringId> flow_kinds_;
+  StringMap<int64_t> text_flow_ids_;
   std::vector<FlowEndpoint> flow_endpoints_;
 
   size_t instant_events_ = 0;

@@ -11,6 +11,10 @@ namespace {
 
 constexpr SpanId kNoSpan = std::numeric_limits<SpanId>::max();
 
+bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
+  return a.kind == b.kind && a.id_is_text == b.id_is_text && a.id == b.id;
+}
+
 bool track_less(const Span& a, const Span& b) { return std::tie(a.pid, a.tid) < std::tie(b.pid, b.tid); }
 
 // Span ids ordered by track, then start, outer (longer) slices first.
@@ -80,7 +84,7 @@ std::vector<SpanId> bind_endpoints(const std::vector<Span>& spans, const std::ve
 }  // namespace
 
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
-                             const std::vector<StringId>& group_kinds, std::vector<Flow>& flows) {
+                             std::vector<Flow>& flows) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares sorting every span
   std::vector<SpanId> bound = bind_endpoints(spans, endpoints);
@@ -97,11 +101,12 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<F
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const FlowEndpoint& x = endpoints[a];
     const FlowEndpoint& y = endpoints[b];
-    return std::tuple(x.group, !x.is_start, x.ts_ns, a) < std::tuple(y.group, !y.is_start, y.ts_ns, b);
+    return std::tuple(x.kind, x.id_is_text, x.id, !x.is_start, x.ts_ns, a) <
+           std::tuple(y.kind, y.id_is_text, y.id, !y.is_start, y.ts_ns, b);
   });
   for (size_t begin = 0; begin < order.size();) {
     size_t end = begin;
-    while (end < order.size() && endpoints[order[end]].group == endpoints[order[begin]].group) ++end;
+    while (end < order.size() && same_flow(endpoints[order[end]], endpoints[order[begin]])) ++end;
     // One start may feed several ends (one launch, several kernels); an end
     // pairs with the latest start at or before it, else with the first.
     size_t starts_end = begin;
@@ -110,7 +115,7 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<F
     size_t s = begin;
     for (size_t f = starts_end; f < end && starts_end > begin; ++f) {
       while (s + 1 < starts_end && endpoints[order[s + 1]].ts_ns <= endpoints[order[f]].ts_ns) ++s;
-      flows.push_back(Flow{bound[order[s]], bound[order[f]], group_kinds[endpoints[order[f]].group]});
+      flows.push_back(Flow{bound[order[s]], bound[order[f]], endpoints[order[f]].kind});
     }
     begin = end;
   }

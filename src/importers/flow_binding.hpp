@@ -13,8 +13,12 @@
 
 namespace stepscope {
 
+// One flow is the endpoints of one (kind, id): ids of different categories
+// are distinct flows (Kineto reuses them).
 struct FlowEndpoint {
-  uint32_t group;  // one group per (cat, id)
+  StringId kind;     // the category
+  bool id_is_text;   // `id` numbers a string id, else it is the id itself
+  int64_t id;
   bool is_start;
   bool binds_enclosing;  // else the next slice (Chrome's default for "f")
   int64_t pid, tid, ts_ns;
@@ -26,9 +30,8 @@ struct FlowBindingCounts {
 };
 
 // Appends to `flows` one Flow per bound end endpoint, from the latest start
-// of its group at or before it (else the group's first start). The flow's
-// kind is `group_kinds[group]`.
+// of its flow at or before it (else the flow's first start).
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
-                             const std::vector<StringId>& group_kinds, std::vector<Flow>& flows);
+                             std::vector<Flow>& flows);
 
 }  // namespace stepscope
