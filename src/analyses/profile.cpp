@@ -36,7 +36,7 @@ void add_weight(StackWeights& weights, StackId stack, int64_t ns) {
 std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, bool include_idle) {
   std::map<ThreadKey, StackWeights> by_thread;
   for (const Sample& s : run.samples) {
-    if (s.state == ThreadState::kIdle && !include_idle) continue;
+    if (!sample_in_profile(s, {.include_idle = include_idle})) continue;
     add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
   }
   return to_thread_profiles(std::move(by_thread));
@@ -95,6 +95,10 @@ int64_t ThreadProfile::total_ns() const {
   int64_t total = 0;
   for (const StackWeight& w : stacks) total += w.weight_ns;
   return total;
+}
+
+bool sample_in_profile(const Sample& sample, const ProfileOptions& options) {
+  return sample.state != ThreadState::kIdle || options.include_idle;
 }
 
 bool run_wants_idle(const Run& run) {

@@ -57,6 +57,9 @@ class Profile {
   StackTree own_stacks_;
 };
 
+// Whether a sample counts in a profile: idle ones only when asked.
+bool sample_in_profile(const Sample& sample, const ProfileOptions& options);
+
 // Whether a run asks for idle samples in its profile (`record --idle`).
 bool run_wants_idle(const Run& run);
 

@@ -1,4 +1,4 @@
-// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg -o OUT
+// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto -o OUT
 #include <map>
 
 #include "analyses/profile.hpp"
@@ -7,13 +7,14 @@
 #include "cli/output.hpp"
 #include "renderers/collapsed.hpp"
 #include "renderers/flamegraph_svg.hpp"
+#include "renderers/perfetto.hpp"
 #include "renderers/speedscope.hpp"
 
 namespace stepscope::cli {
 
 namespace {
 
-enum class ExportFormat { kCollapsed, kSpeedscope, kSvg };
+enum class ExportFormat { kCollapsed, kSpeedscope, kSvg, kPerfetto };
 
 struct ExportOptions {
   std::string input;
@@ -25,6 +26,11 @@ struct ExportOptions {
 
 int run_export(const ExportOptions& options) {
   Run run = open_run_or_trace(options.input);
+  if (options.format == ExportFormat::kPerfetto) {  // the whole run, not its stack profile
+    bool include_idle = options.idle || run_wants_idle(run);
+    write_output(options.output, [&](std::ostream& out) { write_perfetto(run, out, {.include_idle = include_idle}); });
+    return 0;
+  }
   Profile profile = build_profile(run, {.include_idle = options.idle || run_wants_idle(run)});
   write_output(options.output, [&](std::ostream& out) {
     switch (options.format) {
@@ -40,6 +46,8 @@ int run_export(const ExportOptions& options) {
         write_flamegraph_svg(run, profile, out, svg);
         break;
       }
+      case ExportFormat::kPerfetto:
+        break;  // written above
     }
   });
   return 0;
@@ -54,10 +62,12 @@ Command add_export_command(CLI::App& app) {
       ->required();
   const std::map<std::string, ExportFormat> formats = {{"collapsed", ExportFormat::kCollapsed},
                                                        {"speedscope", ExportFormat::kSpeedscope},
-                                                       {"svg", ExportFormat::kSvg}};
+                                                       {"svg", ExportFormat::kSvg},
+                                                       {"perfetto", ExportFormat::kPerfetto}};
   cmd->add_option("-f,--format", options->format,
                   "collapsed: folded stacks for flamegraph.pl/inferno; speedscope: "
-                  "speedscope.app JSON; svg: interactive flame graph")
+                  "speedscope.app JSON; svg: interactive flame graph; perfetto: Chrome/Perfetto "
+                  "trace JSON (samples, spans, counters, flows) for ui.perfetto.dev")
       ->required()
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
