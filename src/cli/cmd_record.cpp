@@ -1,5 +1,8 @@
 // stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -41,6 +44,12 @@ Command add_record_command(CLI::App& app) {
                   "stop after this many seconds (default: when the command exits)");
   cmd->add_flag("--idle", options->idle,
                 "include idle threads in profiles (they are always recorded, marked idle)");
+  auto gpu = std::make_shared<std::string>("auto");
+  cmd->add_option("--gpu", *gpu,
+                  "collect GPU activity (kernels, copies, CUDA calls) through CUPTI: auto (when "
+                  "stepscope was built with CUPTI and the machine has a CUDA driver), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
   cmd->add_option("command", options->command, "the command to run, after --");
@@ -48,7 +57,9 @@ Command add_record_command(CLI::App& app) {
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options] {
+  return [options, gpu] {
+    const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
+    options->gpu = modes.at(*gpu);
     RecordSummary summary = record(*options);
     print_summary(*options, summary);
     return summary.exit_status;

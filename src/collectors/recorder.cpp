@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "collectors/child_process.hpp"
+#include "collectors/gpu_source.hpp"
 #include "collectors/hook_channel.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/recording_source.hpp"
@@ -63,6 +64,7 @@ std::vector<std::unique_ptr<RecordingSource>> make_sources(const RecordOptions& 
   std::vector<std::unique_ptr<RecordingSource>> sources;
   sources.push_back(make_hook_channel(options));
   sources.push_back(std::make_unique<SysmonSource>());
+  sources.push_back(make_gpu_source(options));
   return sources;
 }
 
@@ -144,8 +146,12 @@ class RecordingLoop {
     summary_.seconds = static_cast<double>(stop - start_ns_) / kSecond;
     summary_.effective_rate_hz =
         summary_.seconds > 0 ? static_cast<double>(summary_.stats.rounds) / summary_.seconds : 0;
-    summary_.processes = run_.processes.size();
+    // The recorded tree's processes; the Run also holds rows for GPU devices.
+    summary_.processes = static_cast<size_t>(summary_.stats.processes_seen);
     summary_.notes = sampler_.refusals();
+    for (ScheduledSource& s : sources_) {
+      for (std::string& note : s.source->notes()) summary_.notes.push_back(std::move(note));
+    }
   }
 
   // Each sample stands for the mean interval between rounds as it really

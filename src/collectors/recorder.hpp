@@ -14,11 +14,15 @@
 
 namespace stepscope {
 
+// Whether `record` collects GPU activity through CUPTI (docs/gpu-collector.md).
+enum class GpuMode { kAuto, kOn, kOff };
+
 struct RecordOptions {
   std::string output;
   double rate_hz = 100;
   double duration_s = 0;  // 0: until the command exits (or, attached, Ctrl-C)
   bool idle = false;      // profiles include idle threads by default
+  GpuMode gpu = GpuMode::kAuto;
   pid_t attach_pid = 0;   // attach mode when > 0
   std::vector<std::string> command;  // launch mode otherwise
 };

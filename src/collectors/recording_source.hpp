@@ -29,6 +29,10 @@ class RecordingSource {
   // of the recorded tree. Must not throw for a process that vanished.
   virtual void poll(Run& run, const std::vector<pid_t>& tree, int64_t now_ns) = 0;
 
+  // Lines for the user at the end of the recording (why a source gathered
+  // nothing, what it had to skip).
+  virtual std::vector<std::string> notes() const { return {}; }
+
   // The recording ends: a last poll and any cleanup.
   virtual void finish(Run& run, const std::vector<pid_t>& tree, int64_t now_ns) {
     poll(run, tree, now_ns);
