@@ -43,6 +43,9 @@ bool is_known_chrome_category(std::string_view category) {
       "async_cpu_to_gpu", "Iteration", "Mark",           "gpu_instant_event",    "kernel_launch",
       "flow"};
   if (category.empty() || chrome_category_kind(category) != SpanKind::kOther) return true;
+  // stepscope's own exports (export --format perfetto) name the run format's
+  // other kinds ("step", "data_wait", ...); they read back as kind other.
+  if (span_kind_from_name(category)) return true;
   return std::any_of(kKnownOther.begin(), kKnownOther.end(),
                      [&](std::string_view known) { return iequals(known, category); });
 }

@@ -165,6 +165,14 @@ TEST(ChromeTraceStream, UnknownCategoriesAreCountedInAWarning) {
   EXPECT_EQ(run.spans[3].kind, SpanKind::kRuntimeCall);
 }
 
+TEST(ChromeTraceStream, StepscopeExportCategoriesAreKnown) {
+  for (const char* category : {"step", "data_wait", "forward", "backward", "optimizer", "other"}) {
+    EXPECT_TRUE(is_known_chrome_category(category)) << category;
+    EXPECT_EQ(chrome_category_kind(category), SpanKind::kOther) << category;
+  }
+  EXPECT_FALSE(is_known_chrome_category("Step "));
+}
+
 TEST(ChromeTraceStream, StrictTurnsWarningsIntoErrors) {
   const std::string sound = R"json([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])json";
   EXPECT_EQ(import_error(sound, with_chunk(64, true)), "");
