@@ -26,6 +26,8 @@ if ! cmake --build "$build" >"$build.log" 2>&1; then
 fi
 mkdir -p "$build/corpus"
 cd "$build"
-# -rss_limit_mb: the importer must not balloon on any input; -timeout: nor hang.
-./fuzz_chrome_trace -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 -max_len=65536 \
+# -rss_limit_mb: the importer must not balloon on any input; -timeout: nor hang
+# (generous: a loaded CI machine can stall a process for seconds; a real
+# hang exceeds any bound).
+./fuzz_chrome_trace -max_total_time="$seconds" -timeout=60 -rss_limit_mb=1024 -max_len=65536 \
     -print_final_stats=1 "$build/corpus" "$here/corpus"
