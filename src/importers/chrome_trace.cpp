@@ -343,7 +343,8 @@ class ChromeTraceImporter {
     count_warning(read.non_numeric_counter_args, "non-numeric counter args ignored");
     count_warning(read.bad_span_args, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
     count_warning(read.replaced_surrogates, "strings with lone surrogate escapes decoded with U+FFFD");
-    for (const auto& [phase, count] : skipped_phases_) {
+    // Sorted, so the warnings read the same on every run.
+    for (const auto& [phase, count] : std::map<std::string, size_t>(skipped_phases_.begin(), skipped_phases_.end())) {
       warn(fmt::format("{} events of unsupported phase \"{}\" skipped", count, phase));
     }
     for (const auto& [category, use] : std::map<std::string, CategoryUse>(categories_.begin(), categories_.end())) {
