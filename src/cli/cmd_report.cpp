@@ -1,4 +1,4 @@
-// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [--color auto|always|never] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [--color auto|always|never] [--strict] [-o OUT]
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +28,7 @@ struct ReportOptions {
   bool json = false;
   bool idle = false;
   bool ops_by_shapes = false;
+  bool strict = false;
   size_t top = 20;
   std::string color = "auto";
 };
@@ -78,12 +79,12 @@ void write_html(const Run& run, const Report& report, const ReportOptions& optio
 
 int run_report(const ReportOptions& options) {
   std::vector<std::string> inputs = expand_inputs(options.inputs);
-  Run run = open_run_or_trace(inputs.front());
+  Run run = open_run_or_trace(inputs.front(), {.strict = options.strict});
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
                                {.group_by_input_shapes = options.ops_by_shapes});
   // Other ranks one at a time: only their device figures stay in memory.
-  for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i]), inputs[i]);
+  for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i], {.strict = options.strict}), inputs[i]);
   if (!options.html.empty()) {
     write_html(run, report, options, include_idle);
     // The page is the output asked for; text or JSON too only when asked.
@@ -119,6 +120,8 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("--color", options->color, "ANSI colors in the text report: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  cmd->add_flag("--strict", options->strict,
+                "a trace with tolerated problems (see docs/import.md) is an error, not a warning");
   CLI::Option* output = cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
                             ->capture_default_str();
   return [options, output] {

@@ -17,11 +17,11 @@ bool starts_with_sqlite_header(const std::string& path) {
 }
 }  // namespace
 
-Run open_run_or_trace(const std::string& path) {
+Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_options) {
   // A run file is recognised by content, not name; anything else is taken to
   // be a trace, and the importer says precisely what is wrong if it is not.
   if (starts_with_sqlite_header(path)) return load_run(path);
-  return import_chrome_trace(path);
+  return import_chrome_trace(path, trace_options);
 }
 
 }  // namespace stepscope::cli

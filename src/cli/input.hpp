@@ -4,10 +4,12 @@
 
 #include <string>
 
+#include "importers/chrome_trace.hpp"
 #include "run/run.hpp"
 
 namespace stepscope::cli {
 
-Run open_run_or_trace(const std::string& path);
+// `trace_options` apply when `path` is a trace.
+Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_options = {});
 
 }  // namespace stepscope::cli

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "renderers/escape.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
   try {
     for (const CLI::App* sub : app.get_subcommands()) return commands.at(sub)();
   } catch (const InputError& e) {
-    fmt::print(stderr, "stepscope: error: {}\n", e.what());
+    // Messages quote pieces of the input (keys, names): keep them inert.
+    fmt::print(stderr, "stepscope: error: {}\n", printable_utf8(e.what()));
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "stepscope: internal error: {}\n", e.what());

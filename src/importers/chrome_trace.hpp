@@ -1,5 +1,8 @@
 // Importer for Chrome trace-event JSON, the format torch.profiler (Kineto)
 // and the legacy autograd profiler write: a trace becomes a Run in memory.
+// The input streams through a buffer of a few MB (gzip inflated on the way),
+// so memory is what the Run needs, not the size of the file; see
+// docs/import.md.
 //
 // What the Run gets:
 //  * spans from "X" complete events and matched "B"/"E" pairs; complete
@@ -21,14 +24,18 @@
 // header stays in metadata for whoever needs wall-clock time.
 //
 // Malformed input throws InputError naming the source and the event's index
-// in traceEvents (0-based) or the byte offset of a JSON syntax error.
+// in traceEvents (0-based) or the byte offset (in the decompressed input) of
+// a JSON syntax error. With `strict`, tolerated problems throw too.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "importers/chrome_category.hpp"
 #include "run/run.hpp"
+#include "util/byte_stream.hpp"
 
 namespace stepscope {
 
@@ -36,16 +43,22 @@ namespace stepscope {
 // real (or Kineto's -1 style sentinel) id.
 inline constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 48);
 
+struct ChromeTraceOptions {
+  // Every warning (skipped events, repaired text, ...) becomes an InputError.
+  bool strict = false;
+  // The size of the reused read buffer (it grows only for a larger event).
+  size_t chunk_size = size_t{4} << 20;
+};
+
 // Reads `path` (gzip or plain) and imports it.
-Run import_chrome_trace(const std::string& path);
+Run import_chrome_trace(const std::string& path, const ChromeTraceOptions& options = {});
 
 // Imports JSON text already in memory; `source_name` names it in metadata
 // "source" and in error messages.
-Run import_chrome_trace_bytes(std::string_view json, const std::string& source_name);
+Run import_chrome_trace_bytes(std::string_view json, const std::string& source_name,
+                              const ChromeTraceOptions& options = {});
 
-// The span kind of a trace event category (case-insensitive). `process_name`
-// is consulted only when the category is empty: legacy autograd-profiler
-// traces have no "cat" and name their pid "CPU functions"/"CUDA functions".
-SpanKind chrome_category_kind(std::string_view category, std::string_view process_name = {});
+// Imports whatever `input` yields.
+Run import_chrome_trace_stream(ByteStream& input, const ChromeTraceOptions& options = {});
 
 }  // namespace stepscope

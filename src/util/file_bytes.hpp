@@ -1,10 +1,13 @@
 // Reading an input file whole, transparently inflating gzip (torch.profiler
-// writes traces as .json.gz). Errors are InputError naming the file.
+// writes traces as .json.gz), for inputs small enough to hold; large traces
+// stream through ByteStream instead. Errors are InputError naming the file.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "util/byte_stream.hpp"  // is_gzip
 
 namespace stepscope {
 
@@ -23,8 +26,5 @@ std::string read_file_bytes(const std::string& path);
 // Inflates gzip data (one or more concatenated members); `source_name` only
 // names the input in error messages. Same padding guarantee as above.
 std::string inflate_gzip(std::string_view compressed, const std::string& source_name);
-
-// Whether `bytes` start with the gzip magic number.
-bool is_gzip(std::string_view bytes);
 
 }  // namespace stepscope

@@ -1,0 +1,78 @@
+// The Chrome-trace importer's stages on a real Kineto trace held in memory
+// (so no disk or page cache): splitting alone, splitting + parsing each
+// event, and the whole import into a Run. Bytes/s are of the JSON text.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "importers/chrome_trace.hpp"
+#include "importers/chrome_trace_event.hpp"
+#include "importers/trace_event_scanner.hpp"
+#include "util/file_bytes.hpp"
+
+namespace stepscope {
+namespace {
+
+// The ns-resolution CUDA trace from ../shared, decompressed, or "" if absent.
+const std::string& trace_text() {
+  static const std::string text = [] {
+    const char* shared = std::getenv("STEPSCOPE_SHARED");
+    std::filesystem::path root = shared ? shared : STEPSCOPE_SOURCE_DIR "/../shared";
+    std::filesystem::path path =
+        root / "testdata/kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+    return std::filesystem::exists(path) ? read_file_bytes(path.string()) : std::string();
+  }();
+  return text;
+}
+
+bool have_trace(benchmark::State& state) {
+  if (!trace_text().empty()) return true;
+  state.SkipWithError("shared test data not found (set STEPSCOPE_SHARED)");
+  return false;
+}
+
+void BM_ScanTraceEvents(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    ByteStream input = ByteStream::from_memory(trace_text(), "trace.json");
+    TraceEventScanner scanner(input);
+    size_t events = 0;
+    for (auto piece = scanner.next(); piece != TraceEventScanner::Piece::kEnd; piece = scanner.next()) {
+      events += piece == TraceEventScanner::Piece::kEvent;
+    }
+    benchmark::DoNotOptimize(events);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
+}
+BENCHMARK(BM_ScanTraceEvents)->Unit(benchmark::kMillisecond);
+
+void BM_ScanAndReadTraceEvents(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  ChromeTraceEventReader reader("trace.json");
+  for (auto _ : state) {
+    ByteStream input = ByteStream::from_memory(trace_text(), "trace.json");
+    TraceEventScanner scanner(input);
+    for (auto piece = scanner.next(); piece != TraceEventScanner::Piece::kEnd; piece = scanner.next()) {
+      if (piece != TraceEventScanner::Piece::kEvent) continue;
+      reader.read(scanner.text(), scanner.padded_size(), scanner.offset(), scanner.event_index());
+      benchmark::DoNotOptimize(reader.fields().ts_ns);
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
+}
+BENCHMARK(BM_ScanAndReadTraceEvents)->Unit(benchmark::kMillisecond);
+
+void BM_ImportTrace(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    Run run = import_chrome_trace_bytes(trace_text(), "trace.json");
+    benchmark::DoNotOptimize(run.spans.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
+}
+BENCHMARK(BM_ImportTrace)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace stepscope

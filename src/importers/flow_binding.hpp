@@ -1,0 +1,37 @@
+// Binding Chrome-trace flow events ("s"/"f") to the slices they connect.
+// Chrome binds a flow event to a slice on its own thread: "s" (and "f" with
+// "bp":"e") to the innermost slice enclosing its timestamp, other "f" to the
+// next slice starting at or after it. Kineto puts each endpoint exactly at
+// the start of its slice (the runtime launch, the kernel).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+// One flow is the endpoints of one (kind, id): ids of different categories
+// are distinct flows (Kineto reuses them).
+struct FlowEndpoint {
+  StringId kind;     // the category
+  bool id_is_text;   // `id` numbers a string id, else it is the id itself
+  int64_t id;
+  bool is_start;
+  bool binds_enclosing;  // else the next slice (Chrome's default for "f")
+  int64_t pid, tid, ts_ns;
+};
+
+struct FlowBindingCounts {
+  size_t unbound = 0;   // endpoints on no slice of their thread
+  size_t unpaired = 0;  // endpoints whose flow lacks a start or an end
+};
+
+// Appends to `flows` one Flow per bound end endpoint, from the latest start
+// of its flow at or before it (else the flow's first start).
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
+                             std::vector<Flow>& flows);
+
+}  // namespace stepscope

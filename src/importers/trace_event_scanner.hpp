@@ -1,0 +1,94 @@
+// Splits a Chrome trace into its pieces while reading it through one reused
+// buffer of a few MB: the top-level object's header fields (before or after
+// "traceEvents", as Kineto writes both) and each element of "traceEvents"
+// (or of a bare top-level array), each handed out as raw JSON text for a
+// real parser. Only the structure is checked here (brackets, strings,
+// commas); each piece's inside is left to the parser it goes to.
+//
+// Errors are InputError "SOURCE: invalid JSON at byte N ...", N counting in
+// the decompressed input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "util/byte_stream.hpp"
+
+namespace stepscope {
+
+class TraceEventScanner {
+ public:
+  // Spare bytes kept allocated after every piece handed out, so a SIMD
+  // parser may read past its end (simdjson::SIMDJSON_PADDING).
+  static constexpr size_t kPadding = 64;
+
+  enum class Piece { kHeaderField, kEvent, kEnd };
+
+  // `chunk_size` is the initial buffer size; the buffer grows only to hold
+  // a single piece larger than it.
+  explicit TraceEventScanner(ByteStream& input, size_t chunk_size = size_t{4} << 20);
+  TraceEventScanner(const TraceEventScanner&) = delete;
+  TraceEventScanner& operator=(const TraceEventScanner&) = delete;
+
+  // The next piece. Its text() stays valid until the following call.
+  Piece next();
+
+  // The raw JSON text of the current event or header value. At least
+  // kPadding allocated bytes follow it.
+  std::string_view text() const { return {buffer_.get() + piece_begin_, piece_end_ - piece_begin_}; }
+  size_t padded_size() const { return capacity_ + kPadding - piece_begin_; }
+  // The decoded key of the current header field.
+  std::string_view key() const { return key_; }
+  // Byte offset of text() in the (decompressed) input.
+  uint64_t offset() const { return buffer_offset_ + piece_begin_; }
+  // 0-based index of the current event in its array.
+  size_t event_index() const { return event_index_; }
+
+ private:
+  enum class State { kStart, kObjectMember, kObjectNext, kEventFirst, kEventNext, kDone };
+
+  Piece start();
+  Piece object_member();
+  Piece object_next();
+  Piece event_first();
+  Piece event_next();
+  Piece finish_events();
+  Piece finish_object();
+  Piece read_event();
+  void check_trailing();
+  std::string read_key();
+
+  // Cursor and buffer.
+  int peek_non_space();  // the next non-whitespace byte (not consumed), -1 at end
+  bool refill();         // more input after end_, keeping the piece being read
+  void make_room();
+  void scan_balanced(bool in_string);
+  void scan_scalar();    // a number or literal, up to a delimiter
+
+  [[noreturn]] void fail_at(uint64_t offset, std::string_view what) const;
+  [[noreturn]] void fail_here(std::string_view what) const;
+  [[noreturn]] void fail_truncated() const;
+
+  ByteStream& input_;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_;            // bytes usable for data; kPadding more are allocated
+  size_t end_ = 0;             // bytes of data in the buffer
+  size_t pos_ = 0;             // the cursor
+  size_t piece_begin_ = 0;     // the piece being read (kept on refill)
+  size_t piece_end_ = 0;
+  uint64_t buffer_offset_ = 0; // input offset of buffer_[0]
+  bool input_ended_ = false;
+
+  State state_ = State::kStart;
+  bool top_is_array_ = false;
+  bool saw_member_ = false;
+  bool saw_events_ = false;
+  size_t event_index_ = 0;
+  size_t events_total_ = 0;
+  std::string key_;
+};
+
+}  // namespace stepscope

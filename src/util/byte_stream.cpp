@@ -1,0 +1,187 @@
+#include "util/byte_stream.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace stepscope {
+
+namespace {
+
+[[noreturn]] void throw_cannot_read(const std::string& name, int error_number) {
+  throw InputError(fmt::format("cannot read {}: {}", name, std::strerror(error_number)));
+}
+
+class FileSource : public RawSource {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  ~FileSource() override { ::close(fd_); }
+
+  size_t read(char* destination, size_t count) override {
+    for (;;) {
+      ssize_t got = ::read(fd_, destination, std::min<size_t>(count, INT_MAX));
+      if (got >= 0) return static_cast<size_t>(got);
+      if (errno != EINTR) throw_cannot_read(path_, errno);
+    }
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class MemorySource : public RawSource {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  size_t read(char* destination, size_t count) override {
+    size_t n = std::min(count, bytes_.size());
+    std::memcpy(destination, bytes_.data(), n);
+    bytes_.remove_prefix(n);
+    return n;
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+}  // namespace
+
+// Streaming inflate of one or more concatenated gzip members through a
+// fixed input buffer.
+class GzipDecoder {
+ public:
+  using Fill = std::function<size_t(char*, size_t)>;
+
+  explicit GzipDecoder(const std::string& source_name) : source_name_(source_name), input_(1 << 20) {
+    // 16 + MAX_WBITS: expect a gzip header and trailer, not a zlib one.
+    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) fail("cannot initialise zlib");
+  }
+  GzipDecoder(const GzipDecoder&) = delete;
+  GzipDecoder& operator=(const GzipDecoder&) = delete;
+  ~GzipDecoder() { inflateEnd(&stream_); }
+
+  size_t read(char* destination, size_t count, const Fill& fill) {
+    size_t produced = 0;
+    while (produced < count && !finished_) {
+      if (stream_.avail_in == 0 && !refill(fill)) {
+        if (in_member_) fail("the data is truncated");
+        finished_ = true;
+        break;
+      }
+      if (!in_member_) start_member();
+      size_t out_chunk = std::min<size_t>(count - produced, UINT_MAX);
+      stream_.next_out = reinterpret_cast<Bytef*>(destination + produced);
+      stream_.avail_out = static_cast<uInt>(out_chunk);
+      uInt in_before = stream_.avail_in;
+      int status = inflate(&stream_, Z_NO_FLUSH);
+      consumed_ += in_before - stream_.avail_in;
+      produced += out_chunk - stream_.avail_out;
+      if (status == Z_STREAM_END) {
+        in_member_ = false;
+        if (inflateReset(&stream_) != Z_OK) fail("cannot reset zlib");
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {
+        fail(stream_.msg != nullptr ? stream_.msg : fmt::format("zlib error {}", status));
+      }
+    }
+    return produced;
+  }
+
+ private:
+  bool refill(const Fill& fill) {
+    size_t got = fill(input_.data(), input_.size());
+    stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+    stream_.avail_in = static_cast<uInt>(got);
+    return got > 0;
+  }
+
+  // A member after the first must start with the magic too; anything else
+  // after a complete member is garbage, not silently ignored.
+  void start_member() {
+    if (stream_.avail_in >= 1 && stream_.next_in[0] != 0x1f) fail_garbage();
+    if (stream_.avail_in >= 2 && stream_.next_in[1] != 0x8b) fail_garbage();
+    in_member_ = true;
+  }
+
+  [[noreturn]] void fail_garbage() const {
+    fail(fmt::format("unexpected bytes after gzip member at byte {}", consumed_));
+  }
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InputError(fmt::format("{}: corrupt gzip data: {}", source_name_, why));
+  }
+
+  std::string source_name_;
+  std::vector<char> input_;
+  z_stream stream_{};
+  uint64_t consumed_ = 0;
+  bool in_member_ = false;
+  bool finished_ = false;
+};
+
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+ByteStream ByteStream::open_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_cannot_read(path, errno);
+  auto source = std::make_unique<FileSource>(fd, path);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) throw_cannot_read(path, errno);
+  if (S_ISDIR(info.st_mode)) throw_cannot_read(path, EISDIR);
+  uint64_t size = S_ISREG(info.st_mode) ? static_cast<uint64_t>(info.st_size) : 0;
+  return ByteStream(std::move(source), path, size);
+}
+
+ByteStream ByteStream::from_memory(std::string_view bytes, const std::string& source_name) {
+  return ByteStream(std::make_unique<MemorySource>(bytes), source_name, bytes.size());
+}
+
+ByteStream::ByteStream(std::unique_ptr<RawSource> raw, std::string name, uint64_t size_hint)
+    : raw_(std::move(raw)), name_(std::move(name)), size_hint_(size_hint) {
+  // Sniff the magic; a one-byte file needs a second read to be sure.
+  while (head_size_ < 2) {
+    size_t got = raw_->read(head_ + head_size_, 2 - head_size_);
+    if (got == 0) break;
+    head_size_ += got;
+  }
+  if (is_gzip(std::string_view(head_, head_size_))) gzip_ = std::make_unique<GzipDecoder>(name_);
+}
+
+ByteStream::ByteStream(ByteStream&&) noexcept = default;
+ByteStream& ByteStream::operator=(ByteStream&&) noexcept = default;
+ByteStream::~ByteStream() = default;
+
+size_t ByteStream::read_raw(char* destination, size_t count) {
+  if (count == 0) return 0;
+  size_t n = 0;
+  if (head_pos_ < head_size_) {
+    n = std::min(count, head_size_ - head_pos_);
+    std::memcpy(destination, head_ + head_pos_, n);
+    head_pos_ += n;
+    if (n == count) return n;
+  }
+  return n + raw_->read(destination + n, count - n);
+}
+
+size_t ByteStream::read(char* destination, size_t count) {
+  if (!gzip_) return read_raw(destination, count);
+  return gzip_->read(destination, count, [this](char* to, size_t n) { return read_raw(to, n); });
+}
+
+}  // namespace stepscope

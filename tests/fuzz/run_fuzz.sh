@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the importer's fuzz target with clang and fuzzes it for a bounded
+# time: run_fuzz.sh BUILD_DIR [SECONDS]. Exits 77 (ctest: skipped) without
+# clang or libFuzzer. New inputs go to BUILD_DIR/corpus, never to the seed
+# corpus in the repository; a crash leaves BUILD_DIR/crash-* to reproduce
+# with: BUILD_DIR/fuzz_chrome_trace BUILD_DIR/crash-...
+set -euo pipefail
+build=${1:?usage: run_fuzz.sh BUILD_DIR [SECONDS]}
+seconds=${2:-60}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+if ! command -v clang++ >/dev/null; then
+    echo "clang++ not installed: skipping the fuzz run" >&2
+    exit 77
+fi
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+if ! cmake --build "$build" >"$build.log" 2>&1; then
+    if grep -q "libclang_rt.fuzzer\|cannot find -l.*fuzzer\|fsanitize=fuzzer" "$build.log"; then
+        echo "libFuzzer runtime not installed: skipping the fuzz run" >&2
+        exit 77
+    fi
+    cat "$build.log" >&2
+    exit 1
+fi
+mkdir -p "$build/corpus"
+cd "$build"
+# -rss_limit_mb: the importer must not balloon on any input; -timeout: nor hang
+# (generous: a loaded CI machine can stall a process for seconds; a real
+# hang exceeds any bound).
+./fuzz_chrome_trace -max_total_time="$seconds" -timeout=60 -rss_limit_mb=1024 -max_len=65536 \
+    -print_final_stats=1 "$build/corpus" "$here/corpus"
