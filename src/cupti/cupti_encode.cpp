@@ -13,6 +13,17 @@ using gpu::RecordType;
 
 int64_t ns(uint64_t timestamp) { return static_cast<int64_t>(timestamp); }
 
+// Kernels, copies and memsets share these fields under the same names.
+template <typename DeviceRecord>
+void take_device_fields(const DeviceRecord& record, Activity& a) {
+  a.start_ns = ns(record.start);
+  a.end_ns = ns(record.end);
+  a.device = record.deviceId;
+  a.context = record.contextId;
+  a.track = record.streamId;
+  a.correlation = record.correlationId;
+}
+
 int64_t thread_of(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& id) {
   return kind == CUPTI_ACTIVITY_OBJECT_THREAD ? static_cast<int64_t>(id.pt.threadId) : 0;
 }
@@ -72,24 +83,14 @@ bool Encoder::encode(const CUpti_Activity* record, std::string& out) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       a.type = RecordType::kKernel;
-      a.start_ns = ns(k->start);
-      a.end_ns = ns(k->end);
-      a.device = k->deviceId;
-      a.context = k->contextId;
-      a.track = k->streamId;
-      a.correlation = k->correlationId;
+      take_device_fields(*k, a);
       a.name = intern(k->name ? k->name : "(unnamed kernel)", out);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       a.type = RecordType::kMemcpy;
-      a.start_ns = ns(m->start);
-      a.end_ns = ns(m->end);
-      a.device = m->deviceId;
-      a.context = m->contextId;
-      a.track = m->streamId;
-      a.correlation = m->correlationId;
+      take_device_fields(*m, a);
       a.bytes = m->bytes;
       a.sub[0] = m->copyKind;
       a.sub[1] = m->srcKind;
@@ -99,12 +100,7 @@ bool Encoder::encode(const CUpti_Activity* record, std::string& out) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       a.type = RecordType::kMemset;
-      a.start_ns = ns(m->start);
-      a.end_ns = ns(m->end);
-      a.device = m->deviceId;
-      a.context = m->contextId;
-      a.track = m->streamId;
-      a.correlation = m->correlationId;
+      take_device_fields(*m, a);
       a.bytes = m->bytes;
       a.sub[0] = static_cast<uint8_t>(m->memoryKind);
       break;

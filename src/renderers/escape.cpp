@@ -149,4 +149,13 @@ void append_xml_text(std::string& out, std::string_view text) {
   append_with_policy(out, text, kXml);
 }
 
+std::string printable_shortened(std::string_view text, size_t max_chars) {
+  std::string shown = printable_utf8(text);
+  if (shown.size() <= max_chars) return shown;
+  size_t cut = max_chars < 3 ? 0 : max_chars - 3;
+  // Never in the middle of a character: back up over UTF-8 continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(shown[cut]) & 0xC0) == 0x80) --cut;
+  return shown.substr(0, cut) + "...";
+}
+
 }  // namespace stepscope

@@ -20,6 +20,10 @@ namespace stepscope {
 // not to decode.
 std::string printable_utf8(std::string_view text);
 
+// printable_utf8(text) cut to at most `max_chars` bytes, ending in "..." when
+// cut: for terminal tables, which must not carry a program's control sequences.
+std::string printable_shortened(std::string_view text, size_t max_chars);
+
 // Appends printable_utf8(text) to `out`; the ASCII characters listed in
 // `also_escape` are written as \xNN too. Escaping the backslash this way
 // makes the result decodable (collapsed stacks escape ";\\").

@@ -8,12 +8,6 @@ namespace stepscope {
 
 namespace {
 
-std::string shown(std::string_view raw, size_t max_chars) {
-  std::string text = printable_utf8(raw);
-  if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
-  return text;
-}
-
 // torch's table prints times with a unit picked per value.
 std::string time_text(double ns) {
   double magnitude = ns < 0 ? -ns : ns;
@@ -43,7 +37,7 @@ void write_ops_text(const Run& run, const OpsAnalysis& ops, std::ostream& out, s
   for (size_t i = 0; i < ops.ops.size() && i < top; ++i) {
     const OpStats& op = ops.ops[i];
     double avg = op.calls ? static_cast<double>(op.cpu_total_ns) / static_cast<double>(op.calls) : 0;
-    std::string line = fmt::format("  {:<50} {:>9} {:>12} {:>12} {:>12}", shown(op.name, 50),
+    std::string line = fmt::format("  {:<50} {:>9} {:>12} {:>12} {:>12}", printable_shortened(op.name, 50),
                                    percent(op.self_cpu_ns, ops.self_cpu_total_ns),
                                    time_text(static_cast<double>(op.self_cpu_ns)),
                                    time_text(static_cast<double>(op.cpu_total_ns)), time_text(avg));
@@ -53,7 +47,7 @@ void write_ops_text(const Run& run, const OpsAnalysis& ops, std::ostream& out, s
                           percent(op.self_device_ns, ops.self_device_total_ns));
     }
     line += fmt::format(" {:>8}", op.calls);
-    if (ops.grouped_by_input_shapes) line += "  " + shown(run.strings.get(op.input_shapes), 80);
+    if (ops.grouped_by_input_shapes) line += "  " + printable_shortened(run.strings.get(op.input_shapes), 80);
     out << line << '\n';
   }
   out << fmt::format("  Self CPU time total: {}", time_text(static_cast<double>(ops.self_cpu_total_ns)));

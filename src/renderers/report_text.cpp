@@ -12,13 +12,6 @@ namespace stepscope {
 
 namespace {
 
-// Terminal text must not carry control sequences from a program's names.
-std::string shown(std::string_view raw, size_t max_chars) {
-  std::string text = printable_utf8(raw);
-  if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
-  return text;
-}
-
 std::string percent(uint64_t part, uint64_t whole) {
   return whole ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
                : "-";
@@ -28,9 +21,9 @@ std::string seconds(int64_t ns) { return fmt::format("{:.2f} s", static_cast<dou
 
 void write_header(const Report& report, std::ostream& out) {
   const Run& run = *report.run;
-  out << fmt::format("stepscope report: {}\n", shown(report.source, 200));
+  out << fmt::format("stepscope report: {}\n", printable_shortened(report.source, 200));
   if (auto cmd = run.metadata.find("command"); cmd != run.metadata.end()) {
-    out << fmt::format("  command: {}\n", shown(cmd->second, 200));
+    out << fmt::format("  command: {}\n", printable_shortened(cmd->second, 200));
   }
   if (auto period = run.sample_period_ns()) {
     out << fmt::format("  {} samples, one per {:.2f} ms per thread\n", run.samples.size(),
@@ -50,7 +43,7 @@ void write_processes(const Report& report, std::ostream& out) {
                        p.samples, percent(p.running, p.samples), percent(p.idle, p.samples),
                        percent(p.disk_wait, p.samples),
                        p.exit_status >= 0 ? std::to_string(p.exit_status) : "-",
-                       shown(run.strings.get(p.command), 70));
+                       printable_shortened(run.strings.get(p.command), 70));
   }
 }
 
@@ -61,8 +54,8 @@ void write_function_rows(const Report& report, std::ostream& out, size_t top) {
   const StringTable& strings = report.run->strings;
   for (size_t i = 0; i < costs.functions.size() && i < top; ++i) {
     const FunctionCost& f = costs.functions[i];
-    std::string name = shown(strings.get(f.function), 60);
-    if (f.file != StringTable::kEmpty) name += " (" + shown(strings.get(f.file), 80) + ")";
+    std::string name = printable_shortened(strings.get(f.function), 60);
+    if (f.file != StringTable::kEmpty) name += " (" + printable_shortened(strings.get(f.file), 80) + ")";
     auto whole = static_cast<uint64_t>(costs.profile_ns);
     out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", percent(static_cast<uint64_t>(f.self_ns), whole),
                        percent(static_cast<uint64_t>(f.total_ns), whole), seconds(f.self_ns),

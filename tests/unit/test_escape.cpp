@@ -20,6 +20,14 @@ TEST(PrintableUtf8, KeepsValidUtf8AndPlainAscii) {
   EXPECT_EQ(printable_utf8(text), text);
 }
 
+TEST(PrintableShortened, CutsAtCharacterBoundariesWithAnEllipsis) {
+  EXPECT_EQ(printable_shortened("short", 10), "short");
+  EXPECT_EQ(printable_shortened("abcdefghijkl", 8), "abcde...");
+  // "é" is two bytes: a cut that would split it keeps it whole or drops it.
+  EXPECT_EQ(printable_shortened("abcd\xc3\xa9" "fghij", 8), "abcd...");
+  EXPECT_EQ(printable_shortened("a\x1b[31mred", 20), "a\\x1B[31mred");
+}
+
 TEST(PrintableUtf8, EscapesEachByteOfInvalidSequences) {
   EXPECT_EQ(printable_utf8("\xff\xfe"), "\\xFF\\xFE");
   EXPECT_EQ(printable_utf8("\xc0\xaf"), "\\xC0\\xAF");                // overlong '/'
