@@ -7,6 +7,7 @@
 
 #include "analyses/function_costs.hpp"
 #include "analyses/profile.hpp"
+#include "analyses/profiler_steps.hpp"
 
 namespace stepscope {
 
@@ -38,8 +39,6 @@ std::map<std::string, double> function_time_per_step(const Run& run, const StepW
   return out;
 }
 
-bool is_profiler_step(const std::string& name) { return name.rfind("ProfilerStep#", 0) == 0; }
-
 // Milliseconds per step of the spans of `kind` that start in the window, by name.
 std::map<std::string, double> span_time_per_step(const Run& run, SpanKind kind, const StepWindow& w) {
   std::map<std::string, double> out;
@@ -48,7 +47,7 @@ std::map<std::string, double> span_time_per_step(const Run& run, SpanKind kind, 
   for (const Span& s : run.spans) {
     if (s.kind != kind || s.end_ns < s.start_ns || !inside(w, s.start_ns)) continue;
     const std::string& name = run.strings.get(s.name);
-    if (is_profiler_step(name)) continue;
+    if (is_profiler_step_name(name)) continue;
     out[name] += static_cast<double>(s.end_ns - s.start_ns) / kNsPerMs;
   }
   for (auto& [name, ms] : out) ms /= static_cast<double>(steps);

@@ -4,29 +4,18 @@
 #include <map>
 #include <string_view>
 
+#include "analyses/profiler_steps.hpp"
+
 namespace stepscope {
-
-namespace {
-
-bool is_profiler_step_name(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) return false;
-  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), name.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
 
 std::vector<StepRecord> profiler_steps(const Run& run, int64_t* pid) {
   std::map<int64_t, std::vector<StepRecord>> by_pid;
-  for (const Span& s : run.spans) {
-    if (s.kind != SpanKind::kCpuOp && s.kind != SpanKind::kUserRange) continue;
-    if (s.end_ns < s.start_ns || !is_profiler_step_name(run.strings.get(s.name))) continue;
-    StepRecord& step = by_pid[s.pid].emplace_back();
-    step.start_ns = s.start_ns;
-    step.end_ns = s.end_ns;
-    step.tid = s.tid;
-    step.phase_ns[static_cast<size_t>(StepPhase::kOther)] = s.end_ns - s.start_ns;
+  for (const Span* s : profiler_step_spans(run)) {
+    StepRecord& step = by_pid[s->pid].emplace_back();
+    step.start_ns = s->start_ns;
+    step.end_ns = s->end_ns;
+    step.tid = s->tid;
+    step.phase_ns[static_cast<size_t>(StepPhase::kOther)] = s->end_ns - s->start_ns;
   }
   std::vector<StepRecord>* best = nullptr;
   for (auto& [p, steps] : by_pid) {
@@ -36,8 +25,6 @@ std::vector<StepRecord> profiler_steps(const Run& run, int64_t* pid) {
     }
   }
   if (!best) return {};
-  std::sort(best->begin(), best->end(),
-            [](const StepRecord& a, const StepRecord& b) { return a.start_ns < b.start_ns; });
   size_t warmup = warmup_step_count(best->size());
   for (size_t i = 0; i < warmup; ++i) (*best)[i].warmup = true;
   return std::move(*best);

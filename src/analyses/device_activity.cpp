@@ -6,6 +6,8 @@
 #include <limits>
 #include <string_view>
 
+#include "analyses/profiler_steps.hpp"
+
 namespace stepscope {
 
 bool is_device_activity(SpanKind kind) {
@@ -39,17 +41,10 @@ struct StepMarkers {
 // ProfilerStep#N ranges on the host (HTA counts distinct step names and cuts
 // at the start of the latest one).
 StepMarkers profiler_steps(const Run& run) {
+  std::vector<const Span*> steps = profiler_step_spans(run);
   std::vector<StringId> names;
-  std::vector<const Span*> steps;
-  for (const Span& span : run.spans) {
-    if (span.kind != SpanKind::kUserRange && span.kind != SpanKind::kCpuOp) continue;
-    if (!run.strings.get(span.name).starts_with("ProfilerStep#")) continue;
-    names.push_back(span.name);
-    steps.push_back(&span);
-  }
+  for (const Span* step : steps) names.push_back(step->name);
   std::sort(names.begin(), names.end());
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const Span* a, const Span* b) { return a->start_ns < b->start_ns; });
   StepMarkers markers;
   markers.distinct = static_cast<size_t>(std::unique(names.begin(), names.end()) - names.begin());
   if (markers.distinct >= 2) {

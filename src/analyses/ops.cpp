@@ -57,7 +57,7 @@ class NameClasses {
     std::string_view text = strings_.get(name);
     if (torch_filters_name(text)) {
       group = kNone;
-    } else if (text.starts_with("ProfilerStep#")) {
+    } else if (text.starts_with("ProfilerStep#")) {  // torch folds by prefix
       if (profiler_step_ == kUnset) profiler_step_ = name;
       group = profiler_step_;
     } else {
