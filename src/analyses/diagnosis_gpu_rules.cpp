@@ -57,6 +57,7 @@ Finding time_finding(std::string id, double share) {
   return out;
 }
 
+// The host-device copies, summed over the two directions.
 struct CopyTotals {
   size_t copies = 0, pageable = 0, small = 0;
   int64_t copy_ns = 0, pageable_ns = 0, small_ns = 0;
@@ -70,7 +71,9 @@ CopyTotals copy_totals(const GpuRank& rank) {
     text += fmt::format("{}{} {}", text.empty() ? "" : ", ", d.direction, count);
   };
   for (const MemcpyDirection& d : rank.memcpy.directions) {
-    if (d.direction == "memset") continue;
+    // Host-device copies only: copies within the device have no host side to
+    // pin, and many small ones are a kernel's business (torch.cat, views).
+    if (d.direction != "HtoD" && d.direction != "DtoH") continue;
     t.copies += d.count;
     t.copy_ns += d.total_ns;
     t.pageable += d.pageable;

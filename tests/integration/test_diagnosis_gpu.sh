@@ -40,11 +40,12 @@ check dfir df_index_resolver/df_index_resolver.json.gz '
 f = by["host_launch_bound"]
 assert "gpu_idle" not in ids, ids
 assert close(f["share"], idle) and 0.4 < idle < 0.5 and host_wait > 0.9 and tiny > 0.5, (f["share"], idle, host_wait, tiny)
-assert bound(f) and f["severity"] == "medium", f
+assert bound(f) and f["severity"] == "high", f  # up to 1.85x
 assert any("9688 of 17832 launches" in e for e in f["evidence"]), f["evidence"]
 assert "CUDA graphs" in f["recommendation"] and "torch.compile" in f["recommendation"]
 c = by["communication_not_overlapped"]
 assert close(c["share"], exposed) and 0.15 < exposed < 0.2 and bound(c), (c["share"], exposed)
+# 1 632 device-to-device copies, most under 64 KiB: not host-device copies.
 assert "small_memcpy" not in ids and "pageable_memcpy" not in ids, ids
 '
 
@@ -79,7 +80,7 @@ assert idle < 0.05 and not device_ids & set(ids), ids
 '
 check diff trace_diff/test/test.json.gz '
 assert idle < 0.1 and 0.09 < exposed < 0.1 and not device_ids & set(ids), (exposed, ids)
-small = sum(m["small"] for m in g["memcpy"]["directions"] if m["direction"] != "memset")
+small = sum(m["small"] for m in g["memcpy"]["directions"] if m["direction"] in ("HtoD", "DtoH"))
 assert small > 0 and "small_memcpy" not in ids, small
 '
 # A trace without device activity: nothing from the device rules.
