@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyses/function_costs.hpp"
+#include "analyses/gpu.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/steps.hpp"
 #include "run/run.hpp"
@@ -42,6 +43,8 @@ struct DiagnosisInput {
   const Run& run;
   const StepsAnalysis& steps;
   const std::vector<ProcessSummary>& processes;
+  // The device analyses of `run` (the report's first rank); null without them.
+  const GpuRank* gpu = nullptr;
 };
 
 struct Diagnosis {

@@ -23,6 +23,14 @@ std::optional<Finding> gc_pauses_rule(const DiagnosisInput& input, const Diagnos
 // sync_in_loop: the host blocked on device synchronizations inside steps.
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
+// The device side, read from the GPU analyses (DiagnosisInput::gpu):
+// gpu_idle or host_launch_bound (the same idle time explained two ways, so at
+// most one), communication_not_overlapped, pageable_memcpy, small_memcpy.
+std::optional<Finding> gpu_utilization_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+std::optional<Finding> communication_not_overlapped_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+std::optional<Finding> pageable_memcpy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+std::optional<Finding> small_memcpy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
 // memory_pressure: host or device memory near capacity.
 std::optional<Finding> memory_pressure_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
@@ -39,5 +47,14 @@ inline constexpr uint64_t kMinRuleSamples = 5;        // fewer samples say nothi
 inline constexpr double kHostMemoryPeak = 0.80;       // tree RSS of total memory
 inline constexpr double kHostMemoryAvailable = 0.10;  // least available of total
 inline constexpr double kDeviceMemoryPeak = 0.90;     // of the GPU's memory
+inline constexpr size_t kMinDeviceEvents = 10;        // fewer device events say nothing
+inline constexpr double kGpuIdleShare = 0.25;         // device idle of its span
+inline constexpr double kHostWaitOfIdle = 0.5;        // launch-bound: host wait of the streams' idle time
+inline constexpr double kTinyLaunchShare = 0.5;       // launch-bound: of launches, shorter than their call
+inline constexpr size_t kMinLaunches = 100;           // launch-bound: fewer launches say nothing
+inline constexpr double kExposedCommShare = 0.10;     // communication no computation overlaps, of the span
+inline constexpr double kPageableOfBusy = 0.10;       // pageable copies, of the device's busy time
+inline constexpr size_t kMinSmallCopies = 100;        // small copies in the trace
+inline constexpr double kSmallCopiesOfCopies = 0.5;   // of the copies
 
 }  // namespace stepscope

@@ -111,8 +111,10 @@ Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
   return out;
 }
 
-// Device activity (kernels, copies, memsets) merged into busy intervals.
-// TODO(gpu analyses): read DeviceActivity's intervals once they are on main.
+// Device activity (kernels, copies, memsets) merged into busy intervals. Not
+// the GPU analyses' DeviceActivity: that leaves out a cut-short last profiler
+// step (HTA's rule), while a synchronization's gap must end at the device's
+// next activity whichever step it belongs to.
 Intervals device_busy(const Run& run) {
   Intervals busy;
   for (const Span& s : run.spans) {

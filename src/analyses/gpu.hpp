@@ -95,13 +95,20 @@ GpuLaunch gpu_launch(const Run& run, const DeviceActivity& activity);
 
 // Copies and memsets by direction ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP",
 // "memset", "unknown"): count, time, bytes and the achieved bandwidth of the
-// operations whose size the trace gives.
+// operations whose size the trace gives; of the copies, those from or to
+// pageable host memory (staged by the driver and synchronous with the host)
+// and those under kSmallMemcpyBytes (per-copy overhead exceeds the transfer).
+inline constexpr int64_t kSmallMemcpyBytes = 64 * 1024;
 struct MemcpyDirection {
   std::string direction;
   size_t count = 0;
   int64_t total_ns = 0;
   int64_t bytes = 0;
   int64_t timed_bytes_ns = 0;  // time of the operations with a known size
+  size_t pageable = 0;
+  int64_t pageable_ns = 0;
+  size_t small = 0;  // copies (not memsets) of a known size under kSmallMemcpyBytes
+  int64_t small_ns = 0;
   std::optional<double> bandwidth_gbps() const;
 };
 struct GpuMemcpy {
@@ -109,6 +116,9 @@ struct GpuMemcpy {
 };
 GpuMemcpy gpu_memcpy(const Run& run, const DeviceActivity& activity);
 std::string memcpy_direction(SpanKind kind, std::string_view name);
+// Kineto names a copy "Memcpy HtoD (Pageable -> Device)"; stepscope's GPU
+// collector names it so too and writes "HtoD Pageable" in its detail.
+bool is_pageable_memcpy(std::string_view name, std::string_view detail);
 
 struct GpuRank {
   std::optional<int64_t> rank;

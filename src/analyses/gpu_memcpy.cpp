@@ -18,6 +18,10 @@ std::string memcpy_direction(SpanKind kind, std::string_view name) {
   return "unknown";
 }
 
+bool is_pageable_memcpy(std::string_view name, std::string_view detail) {
+  return name.find("Pageable") != std::string_view::npos || detail.find("Pageable") != std::string_view::npos;
+}
+
 std::optional<double> MemcpyDirection::bandwidth_gbps() const {
   if (bytes <= 0 || timed_bytes_ns <= 0) return std::nullopt;
   return static_cast<double>(bytes) / static_cast<double>(timed_bytes_ns);  // bytes/ns = GB/s
@@ -41,6 +45,15 @@ GpuMemcpy gpu_memcpy(const Run& run, const DeviceActivity& activity) {
     if (span.bytes > 0) {
       found->bytes += span.bytes;
       found->timed_bytes_ns += ns;
+    }
+    if (direction == "memset") continue;
+    if (is_pageable_memcpy(run.strings.get(span.name), run.strings.get(span.detail))) {
+      found->pageable++;
+      found->pageable_ns += ns;
+    }
+    if (span.bytes > 0 && span.bytes < kSmallMemcpyBytes) {
+      found->small++;
+      found->small_ns += ns;
     }
   }
   std::stable_sort(result.directions.begin(), result.directions.end(),

@@ -15,7 +15,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.steps = analyze_steps(run);
   report.ops = analyze_ops(run, ops_options);
   report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
-  report.diagnosis = diagnose({run, report.steps, report.processes});
+  report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front()});
   return report;
 }
 

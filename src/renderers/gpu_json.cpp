@@ -93,6 +93,8 @@ void append_memcpy(const GpuMemcpy& memcpy, std::string& out) {
     JsonObject dir(s);
     dir.text("direction", d.direction).number("count", d.count).number("total_us", us(d.total_ns));
     dir.number("bytes", d.bytes);
+    dir.number("pageable", d.pageable).number("pageable_us", us(d.pageable_ns));
+    dir.number("small", d.small).number("small_us", us(d.small_ns));
     optional_number(dir, "bandwidth_gbps", d.bandwidth_gbps());
   });
 }

@@ -114,6 +114,31 @@ TEST(Gpu, KernelsLaunchesAndCompleteSteps) {
   EXPECT_EQ(rank.launch.delay_outliers, 1u);    // the 160 us delay
 }
 
+TEST(Gpu, PageableAndSmallCopies) {
+  GpuBuilder b;
+  b.kernel("Memcpy HtoD (Pageable -> Device)", 7, 0, 100, -1, -1, SpanKind::kMemcpy, 1 << 20);
+  b.kernel("Memcpy HtoD (Pinned -> Device)", 7, 100, 110, -1, -1, SpanKind::kMemcpy, 4096);  // small
+  b.kernel("Memcpy DtoH (Device -> Pageable)", 7, 200, 203, -1, -1, SpanKind::kMemcpy, 4);  // both
+  b.kernel("Memset (Device)", 7, 300, 301, -1, -1, SpanKind::kMemset, 8);  // a memset: neither
+  // The collector's detail says pageable even under another name.
+  b.kernel("Memcpy HtoD", 7, 400, 420, -1, -1, SpanKind::kMemcpy, 1 << 20);
+  b.run.spans.back().detail = b.run.strings.intern("HtoD Pageable");
+  auto memcpy = stepscope::analyze_gpu_rank(b.run, "").memcpy;
+  ASSERT_EQ(memcpy.directions.size(), 3u);
+  const auto& htod = memcpy.directions[0];
+  EXPECT_EQ(htod.direction, "HtoD");
+  EXPECT_EQ(htod.pageable, 2u);
+  EXPECT_EQ(htod.pageable_ns, 120 * kUs);
+  EXPECT_EQ(htod.small, 1u);
+  EXPECT_EQ(htod.small_ns, 10 * kUs);
+  const auto& dtoh = memcpy.directions[1];
+  EXPECT_EQ(dtoh.direction, "DtoH");
+  EXPECT_EQ(dtoh.pageable, 1u);
+  EXPECT_EQ(dtoh.small, 1u);
+  EXPECT_EQ(memcpy.directions[2].direction, "memset");
+  EXPECT_EQ(memcpy.directions[2].small + memcpy.directions[2].pageable, 0u);
+}
+
 TEST(Gpu, NoDeviceActivityAndRankFromMetadata) {
   stepscope::Run run;
   run.metadata["distributedInfo"] = R"({"backend": "nccl", "rank": 3, "world_size": 4})";
