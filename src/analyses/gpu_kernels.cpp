@@ -25,7 +25,7 @@ GpuKernels gpu_kernels(const Run& run, const DeviceActivity& activity) {
     uint32_t& index = slot[span.name];
     if (index == UINT32_MAX) {
       index = static_cast<uint32_t>(result.by_name.size());
-      result.by_name.push_back({.kind = event.kind});
+      result.by_name.emplace_back().kind = event.kind;
       names.push_back(span.name);
     }
     result.by_name[index].time.add(ns);

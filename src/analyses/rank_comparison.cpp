@@ -14,7 +14,9 @@ double median(std::vector<double> values) {
 }
 
 RankMetric judge(std::string name, std::vector<std::optional<double>> values) {
-  RankMetric metric{.name = std::move(name), .values = std::move(values)};
+  RankMetric metric;
+  metric.name = std::move(name);
+  metric.values = std::move(values);
   std::vector<double> known;
   for (const auto& v : metric.values) {
     if (v) known.push_back(*v);
