@@ -127,14 +127,24 @@ Finding input_bound(const DiagnosisFacts& f, double share, bool io) {
   return out;
 }
 
+// More workers cannot add parallelism when no core is idle beside them, nor
+// when there are already as many workers as cores (the idle share then is
+// the workers' own stalls, which more processes would not fill).
+bool workers_fill_cores(const DiagnosisFacts& f) {
+  bool none_idle = f.idle_cores && *f.idle_cores < kIdleCoresSaturated;
+  bool one_per_core = f.cores && f.worker_pids.size() >= *f.cores;
+  return none_idle || one_per_core;
+}
+
 Finding workers_saturated(const DiagnosisFacts& f, double share) {
   Finding out;
   out.id = "dataloader_workers_saturated";
-  out.title = fmt::format("DataLoader workers have no idle core left: {} of each step waits for them",
+  out.title = fmt::format("DataLoader workers already use the machine's cores: {} of each step waits for them",
                           percent_text(share));
   out.expected_speedup = amdahl_speedup(share);
   out.recommendation =
-      fmt::format("No core is idle beside the {} worker{}, so more workers will not help. Make each item "
+      fmt::format("The {} worker{} already take every core (none idle, or as many workers as cores), so more "
+                  "workers will not help. Make each item "
                   "cheaper: pre-process once offline (tokenize, decode, resize) and cache the result, vectorize "
                   "__getitem__ or fetch whole batches with a batch sampler, move augmentation to the GPU; "
                   "or run where the job has more cores to itself.",
@@ -164,9 +174,8 @@ std::optional<Finding> input_pipeline_rule(const DiagnosisInput& in, const Diagn
   bool io = io_bound(f);
   bool has_workers = !f.worker_pids.empty();
   Finding out = has_workers && io ? io_bound_workers(f, share)
-                : has_workers && f.idle_cores && *f.idle_cores < kIdleCoresSaturated
-                    ? workers_saturated(f, share)
-                    : input_bound(f, share, io);
+                : has_workers && workers_fill_cores(f) ? workers_saturated(f, share)
+                                                       : input_bound(f, share, io);
   out.share = share;
   out.severity = severity_for_speedup(*out.expected_speedup);
   out.evidence.push_back(wait_evidence(f, share));

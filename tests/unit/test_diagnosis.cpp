@@ -220,6 +220,21 @@ TEST(Diagnosis, WorkersSaturatedWhenNoCoreIsIdle) {
   EXPECT_TRUE(any_contains(f->evidence, "__getitem__ (data.py)"));
 }
 
+// Two workers on two cores that still leave idle time: more workers would
+// not add parallelism, so the wait is the workers' saturation, not input_bound.
+TEST(Diagnosis, AsManyWorkersAsCoresAreSaturatedEvenWithIdleTime) {
+  RunBuilder b;
+  int64_t end = b.steps(20, 40, 30, 20, 10);
+  b.cores(end, 60, 50);
+  b.worker(2, end, ThreadState::kRunning, 40);
+  b.worker(3, end, ThreadState::kRunning, 40);
+  auto d = b.diagnose();
+  EXPECT_FALSE(find(d, "input_bound"));
+  const Finding* f = find(d, "dataloader_workers_saturated");
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->recommendation.find("as many workers as cores"), std::string::npos) << f->recommendation;
+}
+
 TEST(Diagnosis, WorkersWithIdleCoresAreInputBound) {
   RunBuilder b;
   int64_t end = b.steps(20, 40, 30, 20, 10);
