@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "chrome_trace_test_support.hpp"
 #include "importers/chrome_trace.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
@@ -18,20 +19,8 @@ namespace {
 
 Run import_text(std::string_view json) { return import_chrome_trace_bytes(json, "trace.json"); }
 
-// The InputError message of importing `json`, or "" when it imports.
-std::string import_error(std::string_view json) {
-  try {
-    import_text(json);
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
-std::string warnings_of(const Run& run) {
-  auto found = run.metadata.find("import_warnings");
-  return found == run.metadata.end() ? "" : found->second;
-}
+using test::import_error;
+using test::warnings_of;
 
 const Span& only_span(const Run& run) {
   EXPECT_EQ(run.spans.size(), 1u);

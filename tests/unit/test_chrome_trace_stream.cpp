@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "chrome_trace_test_support.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/json_text.hpp"
 #include "importers/trace_event_scanner.hpp"
@@ -27,19 +28,8 @@ ChromeTraceOptions with_chunk(size_t chunk_size, bool strict = false) {
   return options;
 }
 
-std::string import_error(std::string_view json, const ChromeTraceOptions& options = {}) {
-  try {
-    import_chrome_trace_bytes(json, "trace.json", options);
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
-std::string warnings_of(const Run& run) {
-  auto found = run.metadata.find("import_warnings");
-  return found == run.metadata.end() ? "" : found->second;
-}
+using test::import_error;
+using test::warnings_of;
 
 // The pieces the scanner hands out, as "H:key=text" and "E#index=text".
 std::vector<std::string> pieces(std::string_view json, size_t chunk_size) {
