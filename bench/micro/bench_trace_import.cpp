@@ -1,6 +1,9 @@
 // The Chrome-trace importer's stages on a real Kineto trace held in memory
-// (so no disk or page cache): splitting alone, splitting + parsing each
-// event, and the whole import into a Run. Bytes/s are of the JSON text.
+// (so no disk or page cache): splitting alone; splitting, then parsing each
+// event (by the plain-event reader, or by simdjson alone as before it);
+// splitting and parsing in one pass (the scanner's pre-reader, as the
+// importer does); and the whole import into a Run. Bytes/s are of the JSON
+// text.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -48,9 +51,10 @@ void BM_ScanTraceEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_ScanTraceEvents)->Unit(benchmark::kMillisecond);
 
-void BM_ScanAndReadTraceEvents(benchmark::State& state) {
+// Splits, then reads each split event; `plain` picks the reader.
+void scan_and_read(benchmark::State& state, bool plain) {
   if (!have_trace(state)) return;
-  ChromeTraceEventReader reader("trace.json");
+  ChromeTraceEventReader reader("trace.json", plain);
   for (auto _ : state) {
     ByteStream input = ByteStream::from_memory(trace_text(), "trace.json");
     TraceEventScanner scanner(input);
@@ -62,7 +66,29 @@ void BM_ScanAndReadTraceEvents(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
 }
+
+void BM_ScanAndReadTraceEvents(benchmark::State& state) { scan_and_read(state, true); }
 BENCHMARK(BM_ScanAndReadTraceEvents)->Unit(benchmark::kMillisecond);
+
+void BM_ScanAndReadTraceEventsSimdjson(benchmark::State& state) { scan_and_read(state, false); }
+BENCHMARK(BM_ScanAndReadTraceEventsSimdjson)->Unit(benchmark::kMillisecond);
+
+void BM_ScanAndPreReadTraceEvents(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  ChromeTraceEventReader reader("trace.json");
+  for (auto _ : state) {
+    ByteStream input = ByteStream::from_memory(trace_text(), "trace.json");
+    TraceEventScanner scanner(input);
+    scanner.set_pre_reader(&reader);
+    for (auto piece = scanner.next(); piece != TraceEventScanner::Piece::kEnd; piece = scanner.next()) {
+      if (piece != TraceEventScanner::Piece::kEvent) continue;
+      if (!scanner.pre_read()) reader.read(scanner.text(), scanner.padded_size(), scanner.offset(), scanner.event_index());
+      benchmark::DoNotOptimize(reader.fields().ts_ns);
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
+}
+BENCHMARK(BM_ScanAndPreReadTraceEvents)->Unit(benchmark::kMillisecond);
 
 void BM_ImportTrace(benchmark::State& state) {
   if (!have_trace(state)) return;

@@ -16,6 +16,7 @@
 #include "importers/chrome_trace_event.hpp"
 #include "importers/chrome_trace_header.hpp"
 #include "importers/flow_binding.hpp"
+#include "importers/intern_cache.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
 
@@ -65,12 +66,13 @@ constexpr size_t kMaxSpans = std::numeric_limits<SpanId>::max() - 1;
 class ChromeTraceImporter {
  public:
   ChromeTraceImporter(ByteStream& input, const ChromeTraceOptions& options)
-      : input_(input), options_(options), source_(input.name()), reader_(source_), header_(source_) {}
+      : input_(input), options_(options), source_(input.name()), reader_(source_, options.plain_event_reader), header_(source_) {}
 
   Run import() {
     run_.metadata["source"] = source_;
     reserve_for_input();
     TraceEventScanner scanner(input_, options_.chunk_size);
+    scanner.set_pre_reader(&reader_);
     for (;;) {
       switch (scanner.next()) {
         case TraceEventScanner::Piece::kEnd:
@@ -81,7 +83,7 @@ class ChromeTraceImporter {
           break;
         case TraceEventScanner::Piece::kEvent:
           event_index_ = scanner.event_index();
-          reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
+          if (!scanner.pre_read()) reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
           dispatch(reader_.fields(), reader_.args());
           break;
       }
@@ -162,10 +164,10 @@ class ChromeTraceImporter {
     }
     if (start > std::numeric_limits<int64_t>::max() - duration) fail_event("\"ts\" + \"dur\" is out of range");
     Span& span = add_span(start, start + duration, resolve_track(fields), kind_of(fields),
-                          run_.strings.intern(fields.name));
+                          names_.intern(fields.name));
     span.correlation = args.correlation;
     span.bytes = args.bytes;
-    if (!args.input_shapes.empty()) span.detail = run_.strings.intern(args.input_shapes);
+    if (!args.input_shapes.empty()) span.detail = names_.intern(args.input_shapes);
   }
 
   Span& add_span(int64_t start, int64_t end, Track track, SpanKind kind, StringId name) {
@@ -177,7 +179,7 @@ class ChromeTraceImporter {
   void begin_range(const EventFields& fields) {
     int64_t start = require_ts(fields);
     Track track = resolve_track(fields);
-    open_ranges_[track].push_back(OpenRange{start, run_.strings.intern(fields.name), kind_of(fields)});
+    open_ranges_[track].push_back(OpenRange{start, names_.intern(fields.name), kind_of(fields)});
   }
 
   void end_range(const EventFields& fields) {
@@ -253,7 +255,7 @@ class ChromeTraceImporter {
   // ("0x1f") are numbered in order of appearance.
   FlowEndpoint flow_endpoint_id(std::string_view cat, std::string_view id) {
     FlowEndpoint endpoint{};
-    endpoint.kind = run_.strings.intern(cat);
+    endpoint.kind = names_.intern(cat);
     auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), endpoint.id);
     if (ec == std::errc() && end == id.data() + id.size()) return endpoint;
     endpoint.id_is_text = true;
@@ -367,6 +369,7 @@ class ChromeTraceImporter {
   ChromeTraceOptions options_;
   std::string source_;
   Run run_;
+  InternCache names_{run_.strings};
   ChromeTraceEventReader reader_;
   TraceHeaderReader header_;
   size_t event_index_ = 0;

@@ -48,6 +48,9 @@ struct ChromeTraceOptions {
   bool strict = false;
   // The size of the reused read buffer (it grows only for a larger event).
   size_t chunk_size = size_t{4} << 20;
+  // Off: every event is read by simdjson, none by the hand-written reader
+  // of plain events (tests compare the two ways).
+  bool plain_event_reader = true;
 };
 
 // Reads `path` (gzip or plain) and imports it.

@@ -9,6 +9,8 @@ namespace stepscope {
 
 namespace od = simdjson::ondemand;
 
+static_assert(PlainEventReader::kReadAhead <= EventPreReader::kReadAhead);
+
 namespace {
 
 bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X"; }
@@ -52,12 +54,42 @@ void ChromeTraceEventReader::read(std::string_view text, size_t padded_size, uin
   args_read_ = false;
   args_json_ = {};
   decoded_strings_.clear();
+  // An event the scanner's pre-read declined may have been cut by the end
+  // of its buffer; whole now, it may be plain after all.
+  if (padded_size >= text.size() + PlainEventReader::kReadAhead) {
+    size_t bad_args_before = counts_.bad_span_args;
+    if (read_plain(text.data(), text.size()) == text.size()) return;
+    counts_.bad_span_args = bad_args_before;  // (cannot happen: a plain event ends where the scanner found)
+    fields_ = EventFields{};
+    args_.clear();
+  }
   parse(text, padded_size);
   od::object object;
   if (auto error = document_.get_object().get(object)) fail_json(error);
   read_fields(object);
   if (fields_.ph.empty()) fail_event("has no \"ph\" (phase)");
   if (!args_read_ && !args_json_.empty() && needs_args(fields_.ph)) read_args_text();
+}
+
+// Most events are plain; what PlainEventReader declines is read again from
+// scratch by simdjson.
+size_t ChromeTraceEventReader::read_plain(const char* data, size_t available) {
+  if (!plain_reader_) return 0;
+  PlainEventCounts counts;
+  size_t length = plain_.read(data, available, fields_, args_, counts);
+  if (length > 0) {
+    counts_.bad_span_args += counts.bad_span_args;
+    return length;
+  }
+  fields_ = EventFields{};
+  args_.clear();
+  return 0;
+}
+
+size_t ChromeTraceEventReader::pre_read(const char* data, size_t available) {
+  fields_ = EventFields{};
+  args_.clear();
+  return read_plain(data, available);
 }
 
 // Starts iterating the event; falls back to a repaired copy when simdjson

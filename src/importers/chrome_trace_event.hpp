@@ -1,8 +1,9 @@
 // Reading the fields of one Chrome trace event (one element of
-// "traceEvents", as raw JSON text) with simdjson On-Demand: only the fields
-// the importer uses are parsed, the rest skipped. Text simdjson refuses for
-// invalid UTF-8 or raw control characters in strings is repaired and read
-// again (counted, for the import's warnings).
+// "traceEvents", as raw JSON text): first by PlainEventReader, a hand-written
+// reader of the plain form profilers write; what it declines, with simdjson
+// On-Demand: only the fields the importer uses are parsed, the rest skipped.
+// Text simdjson refuses for invalid UTF-8 or raw control characters in
+// strings is repaired and read again (counted, for the import's warnings).
 #pragma once
 
 #include <cstddef>
@@ -16,42 +17,14 @@
 
 #include <simdjson.h>
 
+#include "importers/plain_event_reader.hpp"
+#include "importers/trace_event_fields.hpp"
+#include "importers/trace_event_scanner.hpp"
+
 namespace stepscope {
 
 // Throws InputError "SOURCE: event #INDEX: WHAT".
 [[noreturn]] void throw_event_error(const std::string& source, size_t index, std::string_view what);
-
-// A pid or tid as the trace wrote it: a number, or a string to be mapped.
-struct TrackIdField {
-  bool is_text = false;
-  int64_t number = 0;
-  std::string_view text;
-};
-
-// The fields of one event that the importer uses. Views are valid until the
-// next event is read.
-struct EventFields {
-  std::string_view ph, name, cat, bp, flow_id;
-  TrackIdField pid, tid;
-  std::optional<int64_t> ts_ns, dur_ns;
-};
-
-// What the importer keeps of an event's args.
-struct EventArgs {
-  std::string_view name;  // args.name of M events
-  std::vector<std::pair<std::string_view, double>> numbers;  // numeric args of C events
-  // Of complete events: Kineto's launch/activity pairing, a copy's size and
-  // an op's input shapes (raw JSON text).
-  int64_t correlation = 0;
-  int64_t bytes = 0;
-  std::string_view input_shapes;
-
-  void clear() {  // keeps the vector's buffer for the next event
-    name = input_shapes = {};
-    numbers.clear();
-    correlation = bytes = 0;
-  }
-};
 
 // Problems tolerated while reading events, counted for the warnings.
 struct EventReadCounts {
@@ -62,9 +35,12 @@ struct EventReadCounts {
   size_t control_characters = 0;      // raw, inside strings
 };
 
-class ChromeTraceEventReader {
+class ChromeTraceEventReader : public EventPreReader {
  public:
-  explicit ChromeTraceEventReader(std::string source_name) : source_(std::move(source_name)) {}
+  // Without `plain_reader`, every event goes through simdjson (tests
+  // compare the two ways).
+  explicit ChromeTraceEventReader(std::string source_name, bool plain_reader = true)
+      : source_(std::move(source_name)), plain_reader_(plain_reader) {}
 
   // Reads the event `text` (at least `padded_size` bytes allocated from its
   // start), which starts at byte `offset` of the input and is event `index`.
@@ -72,11 +48,16 @@ class ChromeTraceEventReader {
   // syntax errors).
   void read(std::string_view text, size_t padded_size, uint64_t offset, size_t index);
 
+  // As the scanner's pre-reader: reads a plain event straight from the
+  // scanner's buffer (fields() and args() then hold it), or returns 0.
+  size_t pre_read(const char* data, size_t available) override;
+
   const EventFields& fields() const { return fields_; }
   const EventArgs& args() const { return args_; }
   const EventReadCounts& counts() const { return counts_; }
 
  private:
+  size_t read_plain(const char* data, size_t available);
   void parse(std::string_view text, size_t padded_size);
   void read_fields(simdjson::ondemand::object& object);
   void read_field(std::string_view key, simdjson::ondemand::value value);
@@ -94,6 +75,8 @@ class ChromeTraceEventReader {
   [[noreturn]] void fail_json(simdjson::error_code error);
 
   std::string source_;
+  bool plain_reader_;
+  PlainEventReader plain_;
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::parser args_parser_;
   simdjson::ondemand::document document_;

@@ -135,6 +135,7 @@ TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size)
 
 TraceEventScanner::Piece TraceEventScanner::next() {
   piece_begin_ = pos_;  // the previous piece is no longer needed
+  pre_read_ = false;
   switch (state_) {
     case State::kStart: return start();
     case State::kObjectMember: return object_member();
@@ -260,7 +261,13 @@ TraceEventScanner::Piece TraceEventScanner::read_event() {
     throw InputError(fmt::format("{}: event #{}: is not a JSON object", input_.name(), index));
   }
   piece_begin_ = pos_;
-  scan_balanced(false);
+  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(buffer_.get() + pos_, end_ - pos_) : 0;
+  pre_read_ = length > 0;
+  if (pre_read_) {
+    pos_ += length;
+  } else {
+    scan_balanced(false);
+  }
   piece_end_ = pos_;
   event_index_ = index;
   ++events_total_;

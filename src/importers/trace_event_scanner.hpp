@@ -19,11 +19,25 @@
 
 namespace stepscope {
 
+// Something that reads an event straight from the scanner's buffer, which
+// then need not look for the event's end itself.
+class EventPreReader {
+ public:
+  // Bytes the pre-reader may load past the data it is given.
+  static constexpr size_t kReadAhead = 16;
+  virtual ~EventPreReader() = default;
+  // Reads the event starting at data[0] ('{') if it lies whole within
+  // `available` bytes and is one it can read; returns its length through
+  // the closing '}', or 0 to leave the event to the scanner and its reader.
+  virtual size_t pre_read(const char* data, size_t available) = 0;
+};
+
 class TraceEventScanner {
  public:
   // Spare bytes kept allocated after every piece handed out, so a SIMD
   // parser may read past its end (simdjson::SIMDJSON_PADDING).
   static constexpr size_t kPadding = 64;
+  static_assert(kPadding >= EventPreReader::kReadAhead);
 
   enum class Piece { kHeaderField, kEvent, kEnd };
 
@@ -33,8 +47,14 @@ class TraceEventScanner {
   TraceEventScanner(const TraceEventScanner&) = delete;
   TraceEventScanner& operator=(const TraceEventScanner&) = delete;
 
+  // Events are offered to `reader` first (it must outlive the scanner).
+  void set_pre_reader(EventPreReader* reader) { pre_reader_ = reader; }
+
   // The next piece. Its text() stays valid until the following call.
   Piece next();
+
+  // Whether the pre-reader has read the current event.
+  bool pre_read() const { return pre_read_; }
 
   // The raw JSON text of the current event or header value. At least
   // kPadding allocated bytes follow it.
@@ -81,6 +101,9 @@ class TraceEventScanner {
   size_t piece_end_ = 0;
   uint64_t buffer_offset_ = 0; // input offset of buffer_[0]
   bool input_ended_ = false;
+
+  EventPreReader* pre_reader_ = nullptr;
+  bool pre_read_ = false;
 
   State state_ = State::kStart;
   bool top_is_array_ = false;

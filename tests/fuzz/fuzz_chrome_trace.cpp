@@ -1,13 +1,45 @@
 // libFuzzer target for the Chrome-trace importer: any input must import or
 // throw InputError; anything else (a crash, a sanitizer report, another
 // exception, a hang) is a bug. The first byte picks a tiny read-buffer size
-// so piece boundaries, refills and buffer growth are fuzzed too.
+// so piece boundaries, refills and buffer growth are fuzzed too. Every input
+// is imported twice, with the hand-written reader of plain events and with
+// simdjson alone: the two must give the same Run or the same error.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
+#include "../unit/run_difference.hpp"
 #include "importers/chrome_trace.hpp"
 #include "util/error.hpp"
+
+namespace {
+
+// The import's error message, "" when it imports; the Run in `run`.
+std::string import(std::string_view json, const stepscope::ChromeTraceOptions& options, stepscope::Run& run) {
+  try {
+    run = stepscope::import_chrome_trace_bytes(json, "fuzz.json", options);
+  } catch (const stepscope::InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+void check_same_import(std::string_view json, stepscope::ChromeTraceOptions options, const std::string& error,
+                       const stepscope::Run& run) {
+  options.plain_event_reader = false;
+  stepscope::Run reference;
+  std::string reference_error = import(json, options, reference);
+  std::string difference = error != reference_error ? "errors: '" + error + "' vs '" + reference_error + "'"
+                           : error.empty()          ? stepscope::test::run_difference(run, reference)
+                                                    : "";
+  if (difference.empty()) return;
+  std::fprintf(stderr, "plain reader and simdjson disagree: %s\n", difference.c_str());
+  __builtin_trap();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -15,8 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.chunk_size = 1 + data[0] % 128;
   options.strict = (data[0] & 0x80) != 0;
   std::string_view json(reinterpret_cast<const char*>(data + 1), size - 1);
-  try {
-    stepscope::Run run = stepscope::import_chrome_trace_bytes(json, "fuzz.json", options);
+  stepscope::Run imported;
+  std::string error = import(json, options, imported);
+  check_same_import(json, options, error, imported);
+  if (error.empty()) {
+    const stepscope::Run& run = imported;
     // Whatever was imported must be coherent.
     for (const stepscope::Span& span : run.spans) {
       if (span.end_ns < span.start_ns) __builtin_trap();
@@ -25,7 +60,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const stepscope::Flow& flow : run.flows) {
       if (flow.from >= run.spans.size() || flow.to >= run.spans.size()) __builtin_trap();
     }
-  } catch (const stepscope::InputError&) {
   }
   return 0;
 }

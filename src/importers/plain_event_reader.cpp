@@ -1,0 +1,364 @@
+#include "importers/plain_event_reader.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "importers/json_text.hpp"
+
+namespace stepscope {
+
+namespace {
+
+// Deeper values are left to simdjson (its own limit is far higher).
+constexpr int kMaxDepth = 64;
+// Integers of up to 18 digits cannot overflow int64.
+constexpr size_t kMaxIntegerDigits = 18;
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The bytes of one event, read with a cursor; nullptr stands for "declined".
+class Cursor {
+ public:
+  explicit Cursor(const char* end) : end_(end) {}
+  const char* end() const { return end_; }
+
+  const char* skip_space(const char* p) const {
+    while (p < end_ && is_space(*p)) ++p;
+    return p;
+  }
+
+  // The first byte at or after p that is '"', '\\', a control character or
+  // not ASCII; may return a position at or past end_ (loads run up to
+  // PlainEventReader::kReadAhead bytes past it).
+  const char* find_string_special(const char* p) const {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (; p < end_; p += 16) {
+      __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // Signed: bytes >= 0x80 are negative, so below 0x20 too.
+      __m128i hits = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                                  _mm_cmplt_epi8(bytes, space));
+      if (int mask = _mm_movemask_epi8(hits); mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    }
+    return end_;
+#else
+    for (; p < end_; ++p) {
+      auto c = static_cast<unsigned char>(*p);
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
+    }
+    return end_;
+#endif
+  }
+
+  // A string without escapes at p ('"'): its body, and p past its end.
+  const char* plain_string(const char* p, std::string_view& body) const {
+    if (p >= end_ || *p != '"') return nullptr;
+    const char* close = find_string_special(p + 1);
+    if (close >= end_ || *close != '"') return nullptr;
+    body = std::string_view(p + 1, static_cast<size_t>(close - p - 1));
+    return close + 1;
+  }
+
+  // Any valid string at p ('"'), escapes allowed since it is not decoded.
+  const char* skip_string(const char* p) const {
+    for (++p;;) {
+      p = find_string_special(p);
+      if (p >= end_) return nullptr;
+      if (*p == '"') return p + 1;
+      if (*p != '\\' || p + 1 >= end_) return nullptr;  // a control character or not ASCII
+      char escape = p[1];
+      if (escape == 'u') {
+        if (p + 6 > end_) return nullptr;
+        for (int i = 2; i < 6; ++i) {
+          if (!std::isxdigit(static_cast<unsigned char>(p[i]))) return nullptr;
+        }
+        p += 6;
+      } else if (std::strchr("\"\\/bfnrt", escape) != nullptr && escape != '\0') {
+        p += 2;
+      } else {
+        return nullptr;
+      }
+    }
+  }
+
+  // The end of a JSON number at p.
+  const char* number_end(const char* p) const {
+    if (p < end_ && *p == '-') ++p;
+    if (p >= end_) return nullptr;
+    if (*p == '0') {
+      ++p;
+    } else if (is_digit(*p)) {
+      while (p < end_ && is_digit(*p)) ++p;
+    } else {
+      return nullptr;
+    }
+    if (p < end_ && *p == '.') {
+      if (++p >= end_ || !is_digit(*p)) return nullptr;
+      while (p < end_ && is_digit(*p)) ++p;
+    }
+    if (p < end_ && (*p == 'e' || *p == 'E')) {
+      if (++p < end_ && (*p == '+' || *p == '-')) ++p;
+      if (p >= end_ || !is_digit(*p)) return nullptr;
+      while (p < end_ && is_digit(*p)) ++p;
+    }
+    return p;
+  }
+
+  // A number at p: its text, and p past it.
+  const char* number(const char* p, std::string_view& text) const {
+    const char* after = number_end(p);
+    if (after != nullptr) text = std::string_view(p, static_cast<size_t>(after - p));
+    return after;
+  }
+
+  // A plain integer (no fraction, no exponent, at most 18 digits, not -0).
+  const char* integer(const char* p, int64_t& value) const {
+    std::string_view text;
+    const char* after = number(p, text);
+    if (after == nullptr) return nullptr;
+    bool negative = text[0] == '-';
+    std::string_view digits = text.substr(negative ? 1 : 0);
+    if (digits.size() > kMaxIntegerDigits) return nullptr;
+    int64_t magnitude = 0;
+    for (char c : digits) {
+      if (!is_digit(c)) return nullptr;
+      magnitude = magnitude * 10 + (c - '0');
+    }
+    if (negative && magnitude == 0) return nullptr;
+    value = negative ? -magnitude : magnitude;
+    return after;
+  }
+
+  const char* literal(const char* p, std::string_view word) const {
+    if (static_cast<size_t>(end_ - p) < word.size() || std::memcmp(p, word.data(), word.size()) != 0) return nullptr;
+    return p + word.size();
+  }
+
+  // Any JSON value at p, validated and not kept.
+  const char* skip_value(const char* p, int depth) const {
+    if (p >= end_) return nullptr;
+    switch (*p) {
+      case '"': return skip_string(p);
+      case '{': return skip_container(p, depth, '}');
+      case '[': return skip_container(p, depth, ']');
+      case 't': return literal(p, "true");
+      case 'f': return literal(p, "false");
+      case 'n': return literal(p, "null");
+      default: return number_end(p);
+    }
+  }
+
+  // An object or array at p ('{' or '['), up to its `close`.
+  const char* skip_container(const char* p, int depth, char close) const {
+    if (depth >= kMaxDepth) return nullptr;
+    p = skip_space(p + 1);
+    if (p < end_ && *p == close) return p + 1;
+    for (;;) {
+      if (close == '}') {
+        if (p >= end_ || *p != '"' || (p = skip_string(p)) == nullptr) return nullptr;
+        p = skip_space(p);
+        if (p >= end_ || *p != ':') return nullptr;
+        p = skip_space(p + 1);
+      }
+      if ((p = skip_value(p, depth + 1)) == nullptr) return nullptr;
+      p = skip_space(p);
+      if (p >= end_) return nullptr;
+      if (*p == close) return p + 1;
+      if (*p != ',') return nullptr;
+      p = skip_space(p + 1);
+    }
+  }
+
+  // Walks the members of the object at p ('{'), calling
+  // on_member(key, value_position) -> position after the value (or nullptr).
+  template <typename OnMember>
+  const char* members(const char* p, OnMember&& on_member) const {
+    if (p >= end_ || *p != '{') return nullptr;
+    p = skip_space(p + 1);
+    if (p < end_ && *p == '}') return p + 1;
+    for (;;) {
+      std::string_view key;
+      if ((p = plain_string(p, key)) == nullptr) return nullptr;
+      p = skip_space(p);
+      if (p >= end_ || *p != ':') return nullptr;
+      p = skip_space(p + 1);
+      if ((p = on_member(key, p)) == nullptr) return nullptr;
+      p = skip_space(p);
+      if (p >= end_) return nullptr;
+      if (*p == '}') return p + 1;
+      if (*p != ',') return nullptr;
+      p = skip_space(p + 1);
+    }
+  }
+
+ private:
+  const char* end_;
+};
+
+bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X"; }
+
+// Reads the fields of one event; members() drives it.
+class EventParse {
+ public:
+  EventParse(const Cursor& cursor, EventFields& fields, EventArgs& args, PlainEventCounts& counts)
+      : in_(cursor), fields_(fields), args_(args), counts_(counts) {}
+
+  const char* event(const char* p) {
+    const char* after = in_.members(p, [this](std::string_view key, const char* value) { return field(key, value); });
+    if (after == nullptr || fields_.ph.empty()) return nullptr;  // no "ph" is an error simdjson words
+    if (args_at_ != nullptr && !args_read_ && needs_args(fields_.ph) && args(args_at_) == nullptr) return nullptr;
+    return after;
+  }
+
+ private:
+  // Each known key once: with duplicates, which one wins is simdjson's to say.
+  enum Seen : unsigned {
+    kPh = 1, kName = 2, kCat = 4, kTs = 8, kDur = 16, kPid = 32, kTid = 64, kId = 128, kBp = 256, kArgs = 512
+  };
+
+  bool first_sight(Seen key) {
+    if ((seen_ & key) != 0) return false;
+    seen_ |= key;
+    return true;
+  }
+
+  const char* field(std::string_view key, const char* p) {
+    switch (key.size()) {
+      case 2:
+        if (key == "ph") return first_sight(kPh) ? in_.plain_string(p, fields_.ph) : nullptr;
+        if (key == "ts") return first_sight(kTs) ? microseconds(p, fields_.ts_ns) : nullptr;
+        if (key == "id") return first_sight(kId) ? flow_id(p) : nullptr;
+        if (key == "bp") return first_sight(kBp) ? in_.plain_string(p, fields_.bp) : nullptr;
+        break;
+      case 3:
+        if (key == "cat") return first_sight(kCat) ? in_.plain_string(p, fields_.cat) : nullptr;
+        if (key == "pid") return first_sight(kPid) ? track_id(p, fields_.pid) : nullptr;
+        if (key == "tid") return first_sight(kTid) ? track_id(p, fields_.tid) : nullptr;
+        if (key == "dur") return first_sight(kDur) ? microseconds(p, fields_.dur_ns) : nullptr;
+        break;
+      case 4:
+        if (key == "name") return first_sight(kName) ? in_.plain_string(p, fields_.name) : nullptr;
+        if (key == "args") return first_sight(kArgs) ? args_field(p) : nullptr;
+        break;
+      default: break;
+    }
+    return in_.skip_value(p, 1);
+  }
+
+  const char* microseconds(const char* p, std::optional<int64_t>& ns) {
+    std::string_view text;
+    const char* after = in_.number(p, text);
+    int64_t value = 0;
+    if (after == nullptr || microseconds_to_ns(text, value) != NumberStatus::kOk) return nullptr;
+    ns = value;
+    return after;
+  }
+
+  const char* track_id(const char* p, TrackIdField& id) {
+    id = TrackIdField{};
+    if (p < in_.end() && *p == '"') {
+      id.is_text = true;
+      return in_.plain_string(p, id.text);
+    }
+    return in_.integer(p, id.number);
+  }
+
+  // simdjson's raw token: a number's text, a string with its quotes.
+  const char* flow_id(const char* p) {
+    const char* after = nullptr;
+    if (p < in_.end() && *p == '"') {
+      std::string_view body;
+      after = in_.plain_string(p, body);
+    } else {
+      after = in_.number_end(p);
+    }
+    if (after != nullptr) fields_.flow_id = std::string_view(p, static_cast<size_t>(after - p));
+    return after;
+  }
+
+  // "ph" usually comes first; args seen before it are read at the end.
+  const char* args_field(const char* p) {
+    if (fields_.ph.empty()) {
+      args_at_ = p;
+      return in_.skip_value(p, 1);
+    }
+    if (!needs_args(fields_.ph)) return in_.skip_value(p, 1);
+    args_read_ = true;
+    return args(p);
+  }
+
+  const char* args(const char* p) {
+    char phase = fields_.ph[0];
+    return in_.members(p, [this, phase](std::string_view key, const char* value) {
+      if (phase == 'C') return counter_arg(key, value);
+      if (phase == 'M') return metadata_arg(key, value);
+      return span_arg(key, value);
+    });
+  }
+
+  const char* counter_arg(std::string_view key, const char* p) {
+    std::string_view text;
+    const char* after = in_.number(p, text);
+    if (after == nullptr) return nullptr;  // not a number: simdjson counts it
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return nullptr;
+    args_.numbers.emplace_back(key, value);
+    return after;
+  }
+
+  const char* metadata_arg(std::string_view key, const char* p) {
+    if (key == "name" && p < in_.end() && *p == '"') return in_.plain_string(p, args_.name);
+    return in_.skip_value(p, 1);
+  }
+
+  const char* span_arg(std::string_view key, const char* p) {
+    if (key == "correlation" || key == "bytes") {
+      int64_t number = 0;
+      const char* after = in_.integer(p, number);
+      if (after == nullptr) return nullptr;  // other types: simdjson counts them
+      if (number < 0) {
+        ++counts_.bad_span_args;
+      } else {
+        (key == "bytes" ? args_.bytes : args_.correlation) = number;
+      }
+      return after;
+    }
+    if (key == "Input Dims" || key == "Input dims") {
+      if (p >= in_.end() || *p != '[') return nullptr;
+      const char* after = in_.skip_value(p, 1);
+      if (after != nullptr) args_.input_shapes = std::string_view(p, static_cast<size_t>(after - p));
+      return after;
+    }
+    return in_.skip_value(p, 1);
+  }
+
+  const Cursor& in_;
+  EventFields& fields_;
+  EventArgs& args_;
+  PlainEventCounts& counts_;
+  unsigned seen_ = 0;
+  const char* args_at_ = nullptr;
+  bool args_read_ = false;
+};
+
+}  // namespace
+
+size_t PlainEventReader::read(const char* data, size_t available, EventFields& fields, EventArgs& args,
+                              PlainEventCounts& counts) {
+  Cursor cursor(data + available);
+  const char* after = EventParse(cursor, fields, args, counts).event(data);
+  return after == nullptr ? 0 : static_cast<size_t>(after - data);
+}
+
+}  // namespace stepscope

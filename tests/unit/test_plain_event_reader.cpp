@@ -1,0 +1,177 @@
+// The hand-written reader of plain events: what it reads, what it declines,
+// and that imports through it are identical to imports through simdjson
+// alone, on odd events and on every real trace of ../shared/testdata.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "chrome_trace_test_support.hpp"
+#include "importers/chrome_trace.hpp"
+#include "importers/plain_event_reader.hpp"
+#include "run_difference.hpp"
+#include "util/error.hpp"
+
+namespace stepscope {
+namespace {
+
+struct PlainRead {
+  size_t length = 0;
+  EventFields fields;
+  EventArgs args;
+  PlainEventCounts counts;
+};
+
+PlainRead read_plain(const std::string& event) {
+  PlainRead result;
+  std::string padded = event + std::string(PlainEventReader::kReadAhead, '\0');
+  result.length = PlainEventReader().read(padded.data(), event.size(), result.fields, result.args, result.counts);
+  // Views into `padded` die with it: keep what the tests look at.
+  return result;
+}
+
+TEST(PlainEventReader, ReadsAKinetoKernel) {
+  std::string event =
+      R"j({"ph": "X", "cat": "kernel", "name": "void k<1>(int)", "pid": 0, "tid": 7, "ts": 1712195497111765.2, )j"
+      R"("dur": 24.576, "args": {"External id": 20945, "device": 0, "correlation": 20200814, "grid": [256, 1, 1], )"
+      R"("blocks per SM": 3.2, "bytes": 4096}})";
+  std::string padded = event + std::string(PlainEventReader::kReadAhead, '\0');
+  EventFields fields;
+  EventArgs args;
+  PlainEventCounts counts;
+  ASSERT_EQ(PlainEventReader().read(padded.data(), event.size(), fields, args, counts), event.size());
+  EXPECT_EQ(fields.ph, "X");
+  EXPECT_EQ(fields.cat, "kernel");
+  EXPECT_EQ(fields.name, "void k<1>(int)");
+  EXPECT_EQ(fields.pid.number, 0);
+  EXPECT_EQ(fields.tid.number, 7);
+  EXPECT_EQ(fields.ts_ns, 1712195497111765200);
+  EXPECT_EQ(fields.dur_ns, 24576);
+  EXPECT_EQ(args.correlation, 20200814);
+  EXPECT_EQ(args.bytes, 4096);
+  EXPECT_EQ(counts.bad_span_args, 0u);
+}
+
+TEST(PlainEventReader, ReadsStringIdsFlowIdsShapesAndArgsBeforePhase) {
+  std::string event =
+      R"({"args": {"Input Dims": [[2, 3], []], "correlation": -4}, "ph": "X", "pid": "Spans", "tid": "t 1", )"
+      R"("ts": 5, "dur": 1, "name": "aten::mm"})";
+  std::string padded = event + std::string(PlainEventReader::kReadAhead, '\0');
+  EventFields fields;
+  EventArgs args;
+  PlainEventCounts counts;
+  ASSERT_EQ(PlainEventReader().read(padded.data(), event.size(), fields, args, counts), event.size());
+  EXPECT_TRUE(fields.pid.is_text);
+  EXPECT_EQ(fields.pid.text, "Spans");
+  EXPECT_EQ(fields.tid.text, "t 1");
+  EXPECT_EQ(args.input_shapes, "[[2, 3], []]");
+  EXPECT_EQ(args.correlation, 0);
+  EXPECT_EQ(counts.bad_span_args, 1u);  // a negative correlation
+
+  std::string flow = R"({"ph": "s", "id": "0x1f", "pid": 1, "tid": 1, "ts": 2, "cat": "ac2g"})";
+  std::string padded_flow = flow + std::string(PlainEventReader::kReadAhead, '\0');
+  ASSERT_EQ(PlainEventReader().read(padded_flow.data(), flow.size(), fields, args, counts), flow.size());
+  EXPECT_EQ(fields.flow_id, "\"0x1f\"");  // simdjson's raw token, quotes included
+}
+
+TEST(PlainEventReader, DeclinesWhatSimdjsonMustRead) {
+  const std::vector<std::string> declined = {
+      R"({"ph": "X", "name": "a\"b", "ts": 1, "dur": 1})",            // an escape in a field it reads
+      "{\"ph\": \"X\", \"name\": \"caf\xC3\xA9\", \"ts\": 1, \"dur\": 1}",  // not ASCII
+      "{\"ph\": \"X\", \"name\": \"a\tb\", \"ts\": 1, \"dur\": 1}",    // a raw control character
+      R"({"ph": "X", "ts": "1", "dur": 1})",                           // a wrong type
+      R"({"ph": "X", "ts": 1, "dur": 1, "ts": 2})",                    // a duplicate key
+      R"({"ph": "X", "ts": 1, "dur": 1, "args": {"correlation": 1.5}})",
+      R"({"ph": "C", "ts": 1, "args": {"a": "x"}})",                   // a counter that is no number
+      R"({"ph": "X", "ts": 1, "dur": 1,})",                            // a trailing comma
+      R"({"ph": "X", "ts": 01, "dur": 1})",
+      R"({"ts": 1})",                                                  // no phase
+      R"({"ph": "X", "ts": 1, "x": [1, 2}})",                          // mismatched brackets
+      R"({"ph": "X", "ts": 1, "pid": 12345678901234567890})",          // too long for the fast path
+  };
+  for (const std::string& event : declined) EXPECT_EQ(read_plain(event).length, 0u) << event;
+  // Escapes in values it skips are fine.
+  EXPECT_GT(read_plain(R"({"ph": "X", "ts": 1, "dur": 1, "note": "a\"b\u00e9"})").length, 0u);
+}
+
+// Imports `json` both ways: the same Run or the same error.
+void expect_same_import(const std::string& json, const ChromeTraceOptions& base = {}) {
+  ChromeTraceOptions plain = base;
+  ChromeTraceOptions simdjson_only = base;
+  simdjson_only.plain_event_reader = false;
+  std::string plain_error, simdjson_error;
+  stepscope::Run plain_run, simdjson_run;
+  try {
+    plain_run = import_chrome_trace_bytes(json, "trace.json", plain);
+  } catch (const InputError& error) {
+    plain_error = error.what();
+  }
+  try {
+    simdjson_run = import_chrome_trace_bytes(json, "trace.json", simdjson_only);
+  } catch (const InputError& error) {
+    simdjson_error = error.what();
+  }
+  EXPECT_EQ(plain_error, simdjson_error) << json;
+  if (plain_error.empty()) {
+    EXPECT_EQ(test::run_difference(plain_run, simdjson_run), "") << json;
+  }
+}
+
+TEST(PlainEventReader, ImportsOddEventsAsSimdjsonDoes) {
+  const std::vector<std::string> events = {
+      R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 1.0005, "dur": 2e1, "args": {"Input Dims": [[1]], "correlation": 3, "bytes": -1}})",
+      R"({"args": {"name": "proc"}, "ph": "M", "name": "process_name", "pid": "Spans", "tid": 0, "ts": 0})",
+      R"({"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": 5}})",
+      R"({"ph": "C", "name": "mem", "pid": 1, "ts": 3, "args": {"a": 1.5, "b": -0.0, "c": 1e300, "d": 0.1}})",
+      R"({"ph": "C", "name": "mem", "pid": 1, "ts": 3, "args": {"a": "x", "b": 2}})",
+      R"({"ph": "s", "id": 7, "pid": 1, "tid": 2, "ts": 1, "cat": "ac2g", "name": "ac2g"})",
+      R"({"ph": "f", "id": 7, "pid": 1, "tid": 2, "ts": 1.5, "cat": "ac2g", "name": "ac2g", "bp": "e"})",
+      R"({"ph": "X", "name": "esc\u00e9", "pid": 1, "tid": 2, "ts": 1, "dur": 1, "args": {"correlation": 1.0}})",
+      R"({"ph": "B", "name": "r", "pid": 1, "tid": 2, "ts": 4, "args": 5})",
+      R"({"ph": "E", "pid": 1, "tid": 2, "ts": 6})",
+      R"({"ph": "i", "pid": 1, "tid": 2, "ts": 6, "s": "t"})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": -1, "dur": -5, "args": {}})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1, "dur": 1, "args": {"a": {"b": [true, false, null, "x"]}}})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1, "dur": 1, "args": []})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1})",
+      R"({"ph": "X", "name": "n", "pid": 1.5, "tid": 2, "ts": 1, "dur": 1})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1e400, "dur": 1})",
+      R"({ "ph" : "X" ,"name":"n","pid":1,"tid":2,"ts":1,"dur":1 , "args" : { "bytes" : 8 } })",
+  };
+  std::string all = "[";
+  for (const std::string& event : events) {
+    expect_same_import("[" + event + "]");
+    expect_same_import("[" + event + "]", ChromeTraceOptions{.strict = true});
+    all += (all.size() > 1 ? ",\n" : "") + event;
+  }
+  expect_same_import(all + "]");
+  expect_same_import(all + "]", ChromeTraceOptions{.chunk_size = 7});
+}
+
+std::filesystem::path shared_dir() {
+  if (const char* from_env = std::getenv("STEPSCOPE_SHARED")) return from_env;
+  return std::filesystem::path(__FILE__).parent_path() / "../../../shared";
+}
+
+// The promise of the fast path: every real trace imports identically.
+TEST(PlainEventReader, EveryTestTraceImportsAsWithSimdjsonAlone) {
+  std::filesystem::path root = shared_dir() / "testdata/kineto";
+  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "shared test data not found";
+  size_t compared = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    std::string name = entry.path().string();
+    if (!name.ends_with(".json.gz") && !name.ends_with(".json")) continue;
+    ChromeTraceOptions simdjson_only;
+    simdjson_only.plain_event_reader = false;
+    stepscope::Run plain = import_chrome_trace(name);
+    stepscope::Run reference = import_chrome_trace(name, simdjson_only);
+    EXPECT_EQ(test::run_difference(plain, reference), "") << name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20u);
+}
+
+}  // namespace
+}  // namespace stepscope
