@@ -100,5 +100,24 @@ void BM_ImportTrace(benchmark::State& state) {
 }
 BENCHMARK(BM_ImportTrace)->Unit(benchmark::kMillisecond);
 
+// The whole import of a trace file named by $STEPSCOPE_BENCH_TRACE (e.g. the
+// large one bench/import_trace.py --keep-trace builds), from the file as the
+// CLI reads it, once per process so fresh pages are counted: the import
+// alone, without the analyses `stepscope report` adds. Run it by itself:
+//   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter=ImportTraceFile
+void BM_ImportTraceFile(benchmark::State& state) {
+  const char* path = std::getenv("STEPSCOPE_BENCH_TRACE");
+  if (path == nullptr) {
+    state.SkipWithError("set STEPSCOPE_BENCH_TRACE to a trace file");
+    return;
+  }
+  for (auto _ : state) {
+    Run run = import_chrome_trace(path);
+    benchmark::DoNotOptimize(run.spans.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * std::filesystem::file_size(path)));
+}
+BENCHMARK(BM_ImportTraceFile)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 }  // namespace stepscope

@@ -4,6 +4,7 @@
 #include "importers/chrome_trace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -145,13 +146,25 @@ class ChromeTraceImporter {
 
   SpanKind kind_of(const EventFields& fields) {
     if (fields.cat.empty()) return chrome_category_kind({}, fields.pid.text);
-    auto found = categories_.find(fields.cat);
-    if (found == categories_.end()) {
-      CategoryUse use{chrome_category_kind(fields.cat), is_known_chrome_category(fields.cat)};
-      found = categories_.emplace(std::string(fields.cat), use).first;
+    CategoryUse& use = category_use(fields.cat);
+    ++use.slices;
+    return use.kind;
+  }
+
+  // Traces interleave a handful of categories: the last few are found by
+  // a compare, without hashing.
+  CategoryUse& category_use(std::string_view cat) {
+    for (const RecentCategory& recent : recent_categories_) {
+      if (recent.use != nullptr && recent.name == cat) return *recent.use;
     }
-    ++found->second.slices;
-    return found->second.kind;
+    auto found = categories_.find(cat);
+    if (found == categories_.end()) {
+      CategoryUse use{chrome_category_kind(cat), is_known_chrome_category(cat)};
+      found = categories_.emplace(std::string(cat), use).first;
+    }
+    // Map nodes stay put when the map grows, so the views stay valid.
+    recent_categories_[next_recent_category_++ % recent_categories_.size()] = {found->first, &found->second};
+    return found->second;
   }
 
   void add_complete(const EventFields& fields, const EventArgs& args) {
@@ -378,6 +391,12 @@ class ChromeTraceImporter {
 
   StringMap<int64_t> synthetic_ids_;
   StringMap<CategoryUse> categories_;
+  struct RecentCategory {
+    std::string_view name;
+    CategoryUse* use = nullptr;
+  };
+  std::array<RecentCategory, 4> recent_categories_{};
+  size_t next_recent_category_ = 0;
   std::unordered_map<int64_t, size_t> process_index_;
   std::unordered_map<Track, size_t, PairHash> thread_index_;
   Track last_thread_{std::numeric_limits<int64_t>::min(), 0};

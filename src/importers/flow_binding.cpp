@@ -1,6 +1,7 @@
 #include "importers/flow_binding.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <tuple>
 #include <unordered_map>
@@ -13,22 +14,25 @@ namespace {
 constexpr SpanId kNoSpan = std::numeric_limits<SpanId>::max();
 constexpr uint32_t kNoTrack = std::numeric_limits<uint32_t>::max();
 
-// Dense numbers for (pid, tid) tracks, in order of first appearance. Spans
-// come in runs on one track, so the last answer is kept.
+// Dense numbers for (pid, tid) tracks, in order of first appearance. A trace
+// interleaves a few tracks (a thread, its GPU streams), so a small
+// direct-mapped cache answers most lookups without the hash map.
 class TrackNumbers {
  public:
   uint32_t number(int64_t pid, int64_t tid) {
-    if (have_last_ && pid == last_pid_ && tid == last_tid_) return last_;
+    Recent& recent = recent_[slot_of(pid, tid)];
+    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
     auto [found, inserted] = numbers_.try_emplace(Key{pid, tid}, static_cast<uint32_t>(numbers_.size()));
-    remember(pid, tid, found->second);
+    recent = Recent{pid, tid, found->second};
     return found->second;
   }
 
   uint32_t find(int64_t pid, int64_t tid) {
-    if (have_last_ && pid == last_pid_ && tid == last_tid_) return last_;
+    Recent& recent = recent_[slot_of(pid, tid)];
+    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
     auto found = numbers_.find(Key{pid, tid});
     if (found == numbers_.end()) return kNoTrack;
-    remember(pid, tid, found->second);
+    recent = Recent{pid, tid, found->second};
     return found->second;
   }
 
@@ -37,23 +41,23 @@ class TrackNumbers {
  private:
   using Key = std::pair<int64_t, int64_t>;
   struct KeyHash {
-    size_t operator()(const Key& key) const {
-      auto mixed = static_cast<uint64_t>(key.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(key.second);
-      return static_cast<size_t>(mixed ^ (mixed >> 29));
-    }
+    size_t operator()(const Key& key) const { return mix(key.first, key.second); }
+  };
+  struct Recent {
+    int64_t pid = 0, tid = 0;
+    uint32_t number = kNoTrack;
   };
 
-  void remember(int64_t pid, int64_t tid, uint32_t number) {
-    have_last_ = true;
-    last_pid_ = pid;
-    last_tid_ = tid;
-    last_ = number;
+  static size_t mix(int64_t pid, int64_t tid) {
+    auto mixed = static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(tid);
+    return static_cast<size_t>(mixed ^ (mixed >> 29));
+  }
+  static size_t slot_of(int64_t pid, int64_t tid) {
+    return (static_cast<uint64_t>(mix(pid, tid)) * 0x9E3779B97F4A7C15ULL) >> 60;  // 16 slots
   }
 
   std::unordered_map<Key, uint32_t, KeyHash> numbers_;
-  bool have_last_ = false;
-  int64_t last_pid_ = 0, last_tid_ = 0;
-  uint32_t last_ = 0;
+  std::array<Recent, 16> recent_{};
 };
 
 // Items grouped by track with a counting sort: order[begin[t] .. begin[t+1])
@@ -78,37 +82,78 @@ ByTrack group_by_track(const std::vector<uint32_t>& track_of, size_t tracks) {
   return grouped;
 }
 
-// Sorts [first, last) by `less` unless it already is (Kineto writes most
-// tracks in time order, so the check usually saves the sort).
-template <typename Iterator, typename Less>
-void sort_unless_sorted(Iterator first, Iterator last, Less less) {
-  if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+// Sorts `items` by `less`, cheaply when they come in a few ascending runs:
+// Kineto writes most tracks in time order, with a few items out of place
+// (and a trace of several profiling windows is a run per window), so the
+// runs are merged pairwise instead of sorting all.
+template <typename T, typename Less>
+void sort_runs(std::vector<T>& items, Less less, std::vector<size_t>& bounds) {
+  bounds.assign(1, 0);
+  for (size_t i = 1; i < items.size(); ++i) {
+    if (less(items[i], items[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(items.size());
+  if (bounds.size() > 2 + items.size() / 16) {  // many short runs: sorting is cheaper
+    std::sort(items.begin(), items.end(), less);
+    return;
+  }
+  while (bounds.size() > 2) {
+    size_t runs = bounds.size() - 1;
+    size_t kept = 1;
+    for (size_t k = 0; k < runs; k += 2) {
+      if (k + 1 < runs) {
+        std::inplace_merge(items.begin() + static_cast<ptrdiff_t>(bounds[k]),
+                           items.begin() + static_cast<ptrdiff_t>(bounds[k + 1]),
+                           items.begin() + static_cast<ptrdiff_t>(bounds[k + 2]), less);
+      }
+      bounds[kept++] = bounds[std::min(k + 2, runs)];
+    }
+    bounds.resize(kept);
+  }
 }
 
+// A slice of one track as the sweep needs it, flat so ordering and
+// sweeping touch no other memory.
+struct SliceKey {
+  int64_t start_ns;
+  int64_t end_ns;
+  SpanId id;
+};
+
+// By start, outer (longer) slices first, then file order.
+bool slice_less(const SliceKey& a, const SliceKey& b) {
+  return std::tie(a.start_ns, b.end_ns, a.id) < std::tie(b.start_ns, a.end_ns, b.id);
+}
+
+struct EndKey {
+  int64_t ts_ns;
+  uint32_t index;  // in the endpoints
+  bool binds_enclosing;
+};
+
+bool end_less(const EndKey& a, const EndKey& b) { return std::tie(a.ts_ns, a.index) < std::tie(b.ts_ns, b.index); }
+
 // Binds the endpoints of one track (`ends`, in time order) to its slices
-// (`slices`, by start, outer (longer) slices first), by one sweep with a
-// stack of the slices open at the current time.
-void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t slice_count,
-                const std::vector<FlowEndpoint>& endpoints, const uint32_t* ends, size_t end_count,
-                std::vector<SpanId>& bound, std::vector<SpanId>& open) {
+// (`slices`, in slice_less order), by one sweep with a stack of the slices
+// open at the current time.
+void bind_track(const std::vector<SliceKey>& slices, const std::vector<EndKey>& ends, std::vector<SpanId>& bound,
+                std::vector<uint32_t>& open) {
   open.clear();
   size_t next = 0;
-  for (size_t e = 0; e < end_count; ++e) {
-    const FlowEndpoint& end = endpoints[ends[e]];
+  for (const EndKey& end : ends) {
     if (!end.binds_enclosing) {
       // The next slice: the first starting at or after the endpoint.
-      const uint32_t* found = std::lower_bound(slices, slices + slice_count, end.ts_ns,
-                                               [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
-      if (found != slices + slice_count) bound[ends[e]] = *found;
+      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
+                                    [](const SliceKey& slice, int64_t ts) { return slice.start_ns < ts; });
+      if (found != slices.end()) bound[end.index] = found->id;
       continue;
     }
-    for (; next < slice_count && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
-      const Span& starting = spans[slices[next]];
-      while (!open.empty() && spans[open.back()].end_ns < starting.start_ns) open.pop_back();
-      open.push_back(slices[next]);
+    for (; next < slices.size() && slices[next].start_ns <= end.ts_ns; ++next) {
+      while (!open.empty() && slices[open.back()].end_ns < slices[next].start_ns) open.pop_back();
+      open.push_back(static_cast<uint32_t>(next));
     }
-    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) bound[ends[e]] = open.back();
+    while (!open.empty() && slices[open.back()].end_ns < end.ts_ns) open.pop_back();
+    if (!open.empty()) bound[end.index] = slices[open.back()].id;
   }
 }
 
@@ -124,25 +169,26 @@ std::vector<SpanId> bind_endpoints(const std::vector<Span>& spans, const std::ve
   span_track = {};
   ByTrack end_groups = group_by_track(endpoint_track, tracks.size());
 
-  auto slice_less = [&](uint32_t a, uint32_t b) {
-    const Span& x = spans[a];
-    const Span& y = spans[b];
-    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
-  };
-  auto end_less = [&](uint32_t a, uint32_t b) {
-    return std::tie(endpoints[a].ts_ns, a) < std::tie(endpoints[b].ts_ns, b);
-  };
   std::vector<SpanId> bound(endpoints.size(), kNoSpan);
-  std::vector<SpanId> open;
+  std::vector<SliceKey> slices;
+  std::vector<EndKey> ends;
+  std::vector<uint32_t> open;
+  std::vector<size_t> bounds;
   for (size_t t = 0; t < tracks.size(); ++t) {
-    uint32_t* ends = end_groups.order.data() + end_groups.begin[t];
-    size_t end_count = end_groups.begin[t + 1] - end_groups.begin[t];
-    if (end_count == 0) continue;
-    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
-    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
-    sort_unless_sorted(slices, slices + slice_count, slice_less);
-    sort_unless_sorted(ends, ends + end_count, end_less);
-    bind_track(spans, slices, slice_count, endpoints, ends, end_count, bound, open);
+    if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
+    slices.clear();
+    for (uint32_t i = span_groups.begin[t]; i < span_groups.begin[t + 1]; ++i) {
+      const Span& span = spans[span_groups.order[i]];
+      slices.push_back(SliceKey{span.start_ns, span.end_ns, span_groups.order[i]});
+    }
+    ends.clear();
+    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
+      const FlowEndpoint& end = endpoints[end_groups.order[i]];
+      ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
+    }
+    sort_runs(slices, slice_less, bounds);
+    sort_runs(ends, end_less, bounds);
+    bind_track(slices, ends, bound, open);
   }
   return bound;
 }
