@@ -87,42 +87,25 @@ ByTrack group_by_track(const std::vector<uint32_t>& track_of, size_t tracks) {
 // (and a trace of several profiling windows is a run per window), so the
 // runs are merged pairwise instead of sorting all.
 template <typename T, typename Less>
-void sort_runs(std::vector<T>& items, Less less, std::vector<size_t>& bounds) {
+void sort_runs(T* items, size_t count, Less less, std::vector<size_t>& bounds) {
   bounds.assign(1, 0);
-  for (size_t i = 1; i < items.size(); ++i) {
+  for (size_t i = 1; i < count; ++i) {
     if (less(items[i], items[i - 1])) bounds.push_back(i);
   }
-  bounds.push_back(items.size());
-  if (bounds.size() > 2 + items.size() / 16) {  // many short runs: sorting is cheaper
-    std::sort(items.begin(), items.end(), less);
+  bounds.push_back(count);
+  if (bounds.size() > 2 + count / 16) {  // many short runs: sorting is cheaper
+    std::sort(items, items + count, less);
     return;
   }
   while (bounds.size() > 2) {
     size_t runs = bounds.size() - 1;
     size_t kept = 1;
     for (size_t k = 0; k < runs; k += 2) {
-      if (k + 1 < runs) {
-        std::inplace_merge(items.begin() + static_cast<ptrdiff_t>(bounds[k]),
-                           items.begin() + static_cast<ptrdiff_t>(bounds[k + 1]),
-                           items.begin() + static_cast<ptrdiff_t>(bounds[k + 2]), less);
-      }
+      if (k + 1 < runs) std::inplace_merge(items + bounds[k], items + bounds[k + 1], items + bounds[k + 2], less);
       bounds[kept++] = bounds[std::min(k + 2, runs)];
     }
     bounds.resize(kept);
   }
-}
-
-// A slice of one track as the sweep needs it, flat so ordering and
-// sweeping touch no other memory.
-struct SliceKey {
-  int64_t start_ns;
-  int64_t end_ns;
-  SpanId id;
-};
-
-// By start, outer (longer) slices first, then file order.
-bool slice_less(const SliceKey& a, const SliceKey& b) {
-  return std::tie(a.start_ns, b.end_ns, a.id) < std::tie(b.start_ns, a.end_ns, b.id);
 }
 
 struct EndKey {
@@ -131,118 +114,122 @@ struct EndKey {
   bool binds_enclosing;
 };
 
-bool end_less(const EndKey& a, const EndKey& b) { return std::tie(a.ts_ns, a.index) < std::tie(b.ts_ns, b.index); }
+struct EndLess {
+  bool operator()(const EndKey& a, const EndKey& b) const {
+    return std::tie(a.ts_ns, a.index) < std::tie(b.ts_ns, b.index);
+  }
+};
 
 // Binds the endpoints of one track (`ends`, in time order) to its slices
-// (`slices`, in slice_less order), by one sweep with a stack of the slices
-// open at the current time.
-void bind_track(const std::vector<SliceKey>& slices, const std::vector<EndKey>& ends, std::vector<SpanId>& bound,
-                std::vector<uint32_t>& open) {
+// (span ids by start, outer (longer) slices first), by one sweep with a
+// stack of the slices open at the current time.
+void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t slice_count,
+                const std::vector<EndKey>& ends, std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
   open.clear();
   size_t next = 0;
   for (const EndKey& end : ends) {
     if (!end.binds_enclosing) {
       // The next slice: the first starting at or after the endpoint.
-      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
-                                    [](const SliceKey& slice, int64_t ts) { return slice.start_ns < ts; });
-      if (found != slices.end()) bound[end.index] = found->id;
+      const uint32_t* found = std::lower_bound(slices, slices + slice_count, end.ts_ns,
+                                               [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
+      if (found != slices + slice_count) endpoints[end.index].bound = *found;
       continue;
     }
-    for (; next < slices.size() && slices[next].start_ns <= end.ts_ns; ++next) {
-      while (!open.empty() && slices[open.back()].end_ns < slices[next].start_ns) open.pop_back();
-      open.push_back(static_cast<uint32_t>(next));
+    for (; next < slice_count && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
+      int64_t start = spans[slices[next]].start_ns;
+      while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
+      open.push_back(slices[next]);
     }
-    while (!open.empty() && slices[open.back()].end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) bound[end.index] = slices[open.back()].id;
+    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
+    if (!open.empty()) endpoints[end.index].bound = open.back();
   }
 }
 
-// The bound span of every endpoint (kNoSpan when none). Only tracks with
+// Sets every endpoint's bound span (kNoSpan when none). Only tracks with
 // endpoints are ordered, each on its own.
-std::vector<SpanId> bind_endpoints(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints) {
+void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints) {
   TrackNumbers tracks;
-  std::vector<uint32_t> span_track(spans.size());
-  for (size_t i = 0; i < spans.size(); ++i) span_track[i] = tracks.number(spans[i].pid, spans[i].tid);
-  std::vector<uint32_t> endpoint_track(endpoints.size());
-  for (size_t i = 0; i < endpoints.size(); ++i) endpoint_track[i] = tracks.find(endpoints[i].pid, endpoints[i].tid);
-  ByTrack span_groups = group_by_track(span_track, tracks.size());
-  span_track = {};
-  ByTrack end_groups = group_by_track(endpoint_track, tracks.size());
+  ByTrack span_groups;
+  {
+    std::vector<uint32_t> span_track(spans.size());
+    for (size_t i = 0; i < spans.size(); ++i) span_track[i] = tracks.number(spans[i].pid, spans[i].tid);
+    span_groups = group_by_track(span_track, tracks.size());
+  }
+  ByTrack end_groups;
+  {
+    std::vector<uint32_t> endpoint_track(endpoints.size());
+    for (size_t i = 0; i < endpoints.size(); ++i) endpoint_track[i] = tracks.find(endpoints[i].pid, endpoints[i].tid);
+    end_groups = group_by_track(endpoint_track, tracks.size());
+  }
+  for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
-  std::vector<SpanId> bound(endpoints.size(), kNoSpan);
-  std::vector<SliceKey> slices;
+  // By start, outer (longer) slices first, then trace order. The ids are
+  // sorted in place (a track may hold a million slices: no copies of them).
+  auto slice_less = [&](uint32_t a, uint32_t b) {
+    const Span& x = spans[a];
+    const Span& y = spans[b];
+    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
+  };
   std::vector<EndKey> ends;
-  std::vector<uint32_t> open;
+  std::vector<SpanId> open;
   std::vector<size_t> bounds;
   for (size_t t = 0; t < tracks.size(); ++t) {
     if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
-    slices.clear();
-    for (uint32_t i = span_groups.begin[t]; i < span_groups.begin[t + 1]; ++i) {
-      const Span& span = spans[span_groups.order[i]];
-      slices.push_back(SliceKey{span.start_ns, span.end_ns, span_groups.order[i]});
-    }
     ends.clear();
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
-    sort_runs(slices, slice_less, bounds);
-    sort_runs(ends, end_less, bounds);
-    bind_track(slices, ends, bound, open);
+    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
+    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
+    sort_runs(slices, slice_count, slice_less, bounds);
+    sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
+    bind_track(spans, slices, slice_count, ends, endpoints, open);
   }
-  return bound;
 }
 
 // A bound endpoint's place among its flow's: flows together, starts before
-// ends, each in time order (then file order). Flat, so sorting touches no
-// other memory.
-struct FlowOrderKey {
-  StringId kind;
-  bool id_is_text;
-  bool is_end;
-  int64_t id;
-  int64_t ts_ns;
-  uint32_t index;
-
-  bool operator<(const FlowOrderKey& other) const {
-    return std::tie(kind, id_is_text, id, is_end, ts_ns, index) <
-           std::tie(other.kind, other.id_is_text, other.id, other.is_end, other.ts_ns, other.index);
-  }
-  bool same_flow(const FlowOrderKey& other) const {
-    return kind == other.kind && id_is_text == other.id_is_text && id == other.id;
+// ends, each in time order, then trace order.
+// (A function object, so std::sort inlines it.)
+struct FlowOrderLess {
+  bool operator()(const FlowEndpoint& a, const FlowEndpoint& b) const {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.id_is_text != b.id_is_text) return a.id_is_text < b.id_is_text;
+    if (a.id != b.id) return a.id < b.id;
+    if (a.is_start != b.is_start) return a.is_start;  // starts first
+    return std::tie(a.ts_ns, a.index) < std::tie(b.ts_ns, b.index);
   }
 };
 
+bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
+  return a.kind == b.kind && a.id_is_text == b.id_is_text && a.id == b.id;
+}
+
 }  // namespace
 
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
-  std::vector<SpanId> bound = bind_endpoints(spans, endpoints);
-  std::vector<FlowOrderKey> order;
-  order.reserve(endpoints.size());
-  for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    const FlowEndpoint& e = endpoints[i];
-    if (bound[i] == kNoSpan) {
-      ++counts.unbound;
-    } else {
-      order.push_back(FlowOrderKey{e.kind, e.id_is_text, !e.is_start, e.id, e.ts_ns, i});
-    }
-  }
-  std::sort(order.begin(), order.end());
-  for (size_t begin = 0; begin < order.size();) {
+  for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
+  bind_endpoints(spans, endpoints);
+  auto unbound = std::remove_if(endpoints.begin(), endpoints.end(),
+                                [](const FlowEndpoint& e) { return e.bound == kNoSpan; });
+  counts.unbound = static_cast<size_t>(endpoints.end() - unbound);
+  endpoints.erase(unbound, endpoints.end());
+  std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
+  for (size_t begin = 0; begin < endpoints.size();) {
     size_t end = begin;
-    while (end < order.size() && order[end].same_flow(order[begin])) ++end;
+    while (end < endpoints.size() && same_flow(endpoints[end], endpoints[begin])) ++end;
     // One start may feed several ends (one launch, several kernels); an end
     // pairs with the latest start at or before it, else with the first.
     size_t starts_end = begin;
-    while (starts_end < end && !order[starts_end].is_end) ++starts_end;
+    while (starts_end < end && endpoints[starts_end].is_start) ++starts_end;
     if (starts_end == begin || starts_end == end) counts.unpaired += end - begin;
     size_t s = begin;
     for (size_t f = starts_end; f < end && starts_end > begin; ++f) {
-      while (s + 1 < starts_end && order[s + 1].ts_ns <= order[f].ts_ns) ++s;
-      flows.push_back(Flow{bound[order[s].index], bound[order[f].index], order[f].kind});
+      while (s + 1 < starts_end && endpoints[s + 1].ts_ns <= endpoints[f].ts_ns) ++s;
+      flows.push_back(Flow{endpoints[s].bound, endpoints[f].bound, endpoints[f].kind});
     }
     begin = end;
   }

@@ -14,15 +14,19 @@
 namespace stepscope {
 
 // One flow is the endpoints of one (kind, id): ids of different categories
-// are distinct flows (Kineto reuses them).
+// are distinct flows (Kineto reuses them). Laid out so the fields
+// bind_flows fills in fit in what would be padding.
 struct FlowEndpoint {
   StringId kind;     // the category
-  bool id_is_text;   // `id` numbers a string id, else it is the id itself
+  SpanId bound;      // set by bind_flows
   int64_t id;
+  uint32_t index;    // set by bind_flows: the endpoint's place in the trace
+  bool id_is_text;   // `id` numbers a string id, else it is the id itself
   bool is_start;
   bool binds_enclosing;  // else the next slice (Chrome's default for "f")
   int64_t pid, tid, ts_ns;
 };
+static_assert(sizeof(FlowEndpoint) == 48, "a trace holds a million endpoints: keep them small");
 
 struct FlowBindingCounts {
   size_t unbound = 0;   // endpoints on no slice of their thread
@@ -30,8 +34,10 @@ struct FlowBindingCounts {
 };
 
 // Appends to `flows` one Flow per bound end endpoint, from the latest start
-// of its flow at or before it (else the flow's first start).
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, const std::vector<FlowEndpoint>& endpoints,
+// of its flow at or before it (else the flow's first start). `endpoints`
+// (in trace order) are reordered: sorting them in place spares a copy of
+// a million keys.
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows);
 
 }  // namespace stepscope
