@@ -139,6 +139,13 @@ TEST(PlainEventReader, ImportsOddEventsAsSimdjsonDoes) {
       R"({"ph": "X", "name": "n", "pid": 1.5, "tid": 2, "ts": 1, "dur": 1})",
       R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1e400, "dur": 1})",
       R"({ "ph" : "X" ,"name":"n","pid":1,"tid":2,"ts":1,"dur":1 , "args" : { "bytes" : 8 } })",
+      // Timestamps of every length around the eight-digit steps, and fractions past nanoseconds.
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 12345678, "dur": 123456789})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1712195497027744, "dur": 0.0005})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 1712195497027744.125, "dur": 99999999.9999})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 17121954970277441, "dur": 1234567812345678})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": 9223372036854775, "dur": 0})",
+      R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": -1712195497027744.5, "dur": 00})",
   };
   std::string all = "[";
   for (const std::string& event : events) {
