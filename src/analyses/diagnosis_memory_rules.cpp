@@ -19,11 +19,12 @@ std::string gib(double bytes) {
   return fmt::format("{:.1f} GiB", bytes / (1024 * kMiB));
 }
 
-// "of 15.6 GiB" or, in a container, "of the memory cgroup's 512 MiB limit
-// (the machine has 23.6 GiB)".
-std::string capacity_text(const DiagnosisFacts& f, double capacity) {
-  if (!f.capacity_is_cgroup_limit()) return "of " + gib(capacity);
-  std::string text = fmt::format("of the memory cgroup's {} limit", gib(capacity));
+// "443 MiB of 512 MiB (87%)", and in a container which capacity that is:
+// ", the limit of the memory cgroup (the machine has 23.6 GiB)".
+std::string of_capacity(const DiagnosisFacts& f, double bytes, double share, double capacity) {
+  std::string text = fmt::format("{} of {} ({})", gib(bytes), gib(capacity), percent_text(share));
+  if (!f.capacity_is_cgroup_limit()) return text;
+  text += ", the limit of the memory cgroup";
   if (f.memory_total_bytes) text += fmt::format(" (the machine has {})", gib(*f.memory_total_bytes));
   return text;
 }
@@ -41,8 +42,8 @@ std::optional<double> host_pressure(const DiagnosisFacts& f, std::vector<std::st
     double peak = *f.peak_tree_rss_bytes / total;
     if (peak >= kHostMemoryPeak) {
       pressed = true;
-      evidence.push_back(fmt::format("the recorded processes' resident memory peaked at {} {} ({})",
-                                     gib(*f.peak_tree_rss_bytes), capacity_text(f, total), percent_text(peak)));
+      evidence.push_back("the recorded processes' resident memory peaked at " +
+                         of_capacity(f, *f.peak_tree_rss_bytes, peak, total));
     }
     worst = std::max(worst, peak);
   }
@@ -50,10 +51,10 @@ std::optional<double> host_pressure(const DiagnosisFacts& f, std::vector<std::st
     double available = *f.min_memory_available_bytes / total;
     if (available <= kHostMemoryAvailable) {
       pressed = true;
-      evidence.push_back(fmt::format("{} as little as {} {} available ({})",
-                                     f.min_available_in_cgroup ? "the memory cgroup had" : "the system had",
-                                     gib(*f.min_memory_available_bytes), capacity_text(f, total),
-                                     percent_text(available)));
+      evidence.push_back(fmt::format("{} dropped to {}",
+                                     f.min_available_in_cgroup ? "the room left below the memory cgroup's limit"
+                                                               : "the system's available memory",
+                                     of_capacity(f, *f.min_memory_available_bytes, available, total)));
     }
     worst = std::max(worst, 1 - available);
   }

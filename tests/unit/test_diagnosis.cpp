@@ -383,7 +383,7 @@ TEST(Diagnosis, HostMemoryPressure) {
   ASSERT_TRUE(f);
   EXPECT_FALSE(f->expected_speedup);
   EXPECT_TRUE(any_contains(f->evidence, "peaked at 13.5 GiB of 16.0 GiB (84%)")) << f->evidence[0];
-  EXPECT_TRUE(any_contains(f->evidence, "as little as 1.0 GiB of 16.0 GiB available (6%)"));
+  EXPECT_TRUE(any_contains(f->evidence, "the system's available memory dropped to 1.0 GiB of 16.0 GiB (6%)"));
   EXPECT_EQ(d.findings.back().id, "memory_pressure");  // a risk ranks after time findings
 }
 
@@ -429,11 +429,11 @@ TEST(Diagnosis, HostMemoryPressureAgainstTheCgroupLimit) {
   const Finding* f = find(d, "memory_pressure");
   ASSERT_TRUE(f);
   EXPECT_TRUE(any_contains(f->evidence,
-                           "resident memory peaked at 7.0 GiB of the memory cgroup's 8.0 GiB limit (the machine has "
-                           "64.0 GiB) (88%)"))
+                           "resident memory peaked at 7.0 GiB of 8.0 GiB (88%), the limit of the memory cgroup (the "
+                           "machine has 64.0 GiB)"))
       << f->evidence[0];
-  EXPECT_TRUE(any_contains(f->evidence, "the memory cgroup had as little as 512 MiB of the memory cgroup's 8.0 GiB "
-                                        "limit (the machine has 64.0 GiB) available (6%)"));
+  EXPECT_TRUE(any_contains(f->evidence, "the room left below the memory cgroup's limit dropped to 512 MiB of 8.0 GiB "
+                                        "(6%), the limit of the memory cgroup (the machine has 64.0 GiB)"));
   EXPECT_NE(f->title.find("host memory peaks at 94%"), std::string::npos) << f->title;
 
   // The same job without a limit: 7 GiB of 64 is no pressure.
