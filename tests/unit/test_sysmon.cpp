@@ -261,6 +261,18 @@ TEST(MonitorRenderers, JsonlIsOneEscapedObjectWithNullsForUnsupported) {
   EXPECT_NE(line.find("evil\\\\x1B[2J\\\"name"), std::string::npos) << line;
 }
 
+TEST(MonitorRenderers, JsonlShowsTheMemoryCgroup) {
+  SysmonSample s = fixture_sample();
+  std::string none = monitor_jsonl_line(s);
+  EXPECT_NE(none.find("\"cgroup_memory_limit_bytes\":null,\"cgroup_memory_usage_bytes\":null"), std::string::npos) << none;
+  s.system.cgroup_memory = CgroupMemory{1, 536870912, 400000000, 300000000};
+  std::string limited = monitor_jsonl_line(s);
+  EXPECT_NE(limited.find("\"cgroup_memory_limit_bytes\":536870912,\"cgroup_memory_usage_bytes\":400000000,"
+                         "\"cgroup_memory_working_set_bytes\":300000000"),
+            std::string::npos)
+      << limited;
+}
+
 TEST(MonitorRenderers, CsvColumnsAreFixedByTheFirstSample) {
   MonitorCsv csv(true);
   SysmonSample s = fixture_sample();
