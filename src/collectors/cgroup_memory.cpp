@@ -1,8 +1,9 @@
 #include "collectors/cgroup_memory.hpp"
 
-#include <charconv>
+#include <algorithm>
 
 #include "collectors/proc_files.hpp"
+#include "collectors/proc_text.hpp"
 
 namespace stepscope {
 
@@ -12,29 +13,10 @@ namespace {
 // rounded down to a page (9223372036854771712), and no machine has 2^60 bytes.
 constexpr uint64_t kNoLimitFrom = uint64_t{1} << 60;
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  return text;
-}
-
+// A value file's text without its newline: "536870912\n" -> 536870912.
 std::optional<uint64_t> parse_u64(std::string_view text) {
-  text = trim(text);
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return parse_number<uint64_t>(text);
 }
 
 // mountinfo writes space, tab, newline and backslash in paths as \ooo.
@@ -54,9 +36,12 @@ std::string decode_octal_escapes(std::string_view text) {
   return out;
 }
 
+// Whether the comma-separated `options` ("rw,memory") hold `wanted`.
 bool has_option(std::string_view options, std::string_view wanted) {
-  for (std::string_view option : split(options, ',')) {
-    if (option == wanted) return true;
+  for (size_t start = 0; start <= options.size();) {
+    size_t end = std::min(options.find(',', start), options.size());
+    if (options.substr(start, end - start) == wanted) return true;
+    start = end + 1;
   }
   return false;
 }
@@ -98,26 +83,25 @@ std::optional<uint64_t> effective_limit(const CgroupDir& dir, std::string_view s
 
 std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo) {
   std::vector<CgroupMount> mounts;
-  for (std::string_view line : split(mountinfo, '\n')) {
-    std::vector<std::string_view> fields = split(line, ' ');
+  for_each_line(mountinfo, [&](std::string_view line) {
+    std::vector<std::string_view> fields = split_fields(line);
     size_t dash = 0;
     while (dash < fields.size() && fields[dash] != "-") ++dash;
-    if (dash < 6 || dash + 1 >= fields.size()) continue;  // no "-", or nothing after it
+    if (dash < 6 || dash + 1 >= fields.size()) return;  // no "-", or nothing after it
     std::string_view type = fields[dash + 1];
     std::string_view super_options = dash + 3 < fields.size() ? fields[dash + 3] : std::string_view();
     int version = type == "cgroup2" ? 2 : type == "cgroup" && has_option(super_options, "memory") ? 1 : 0;
-    if (version == 0) continue;
-    mounts.push_back({version, decode_octal_escapes(fields[3]), decode_octal_escapes(fields[4])});
-  }
+    if (version != 0) mounts.push_back({version, decode_octal_escapes(fields[3]), decode_octal_escapes(fields[4])});
+  });
   return mounts;
 }
 
 std::optional<CgroupDir> memory_cgroup_dir(std::string_view proc_pid_cgroup, const std::vector<CgroupMount>& mounts) {
   std::optional<std::string> v1_path, v2_path;
-  for (std::string_view line : split(proc_pid_cgroup, '\n')) {
+  for_each_line(proc_pid_cgroup, [&](std::string_view line) {  // "4:memory:/path", v2 "0::/path"
     size_t first = line.find(':');
     size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) continue;
+    if (second == std::string_view::npos) return;
     std::string_view controllers = line.substr(first + 1, second - first - 1);
     std::string path(line.substr(second + 1));
     if (line.substr(0, first) == "0" && controllers.empty()) {
@@ -125,7 +109,7 @@ std::optional<CgroupDir> memory_cgroup_dir(std::string_view proc_pid_cgroup, con
     } else if (has_option(controllers, "memory")) {
       v1_path = path;
     }
-  }
+  });
   for (int version : {1, 2}) {
     const std::optional<std::string>& path = version == 1 ? v1_path : v2_path;
     if (!path) continue;
@@ -141,20 +125,19 @@ std::optional<CgroupDir> memory_cgroup_dir(std::string_view proc_pid_cgroup, con
 }
 
 std::optional<uint64_t> parse_cgroup_limit(std::string_view text) {
-  text = trim(text);
-  if (text == "max") return std::nullopt;
+  if (text == "max\n" || text == "max") return std::nullopt;
   auto value = parse_u64(text);
   if (!value || *value >= kNoLimitFrom) return std::nullopt;
   return value;
 }
 
 std::optional<uint64_t> memory_stat_field(std::string_view stat, std::string_view key) {
-  for (std::string_view line : split(stat, '\n')) {
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ' ') {
-      return parse_u64(line.substr(key.size() + 1));
-    }
-  }
-  return std::nullopt;
+  std::optional<uint64_t> value;
+  for_each_line(stat, [&](std::string_view line) {
+    std::vector<std::string_view> fields = split_fields(line);
+    if (!value && fields.size() == 2 && fields[0] == key) value = parse_number<uint64_t>(fields[1]);
+  });
+  return value;
 }
 
 std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir) {
