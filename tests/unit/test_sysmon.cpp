@@ -273,6 +273,16 @@ TEST(MonitorRenderers, JsonlShowsTheMemoryCgroup) {
       << limited;
 }
 
+TEST(MonitorRenderers, TableShowsALimitedMemoryCgroupOnly) {
+  SysmonSample s = fixture_sample();
+  s.system.cgroup_memory = CgroupMemory{2, std::nullopt, 400 << 20, 300 << 20};
+  EXPECT_EQ(monitor_table(s, {false, false, ""}).find("Cgroup"), std::string::npos);
+  s.system.cgroup_memory->limit_bytes = 512 << 20;
+  std::string table = monitor_table(s, {false, false, ""});
+  EXPECT_NE(table.find("Cgroup memory  working set 300"), std::string::npos) << table;
+  EXPECT_NE(table.find("limit 512"), std::string::npos) << table;
+}
+
 TEST(MonitorRenderers, CsvColumnsAreFixedByTheFirstSample) {
   MonitorCsv csv(true);
   SysmonSample s = fixture_sample();
