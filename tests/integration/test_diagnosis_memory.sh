@@ -97,6 +97,17 @@ assert abs(seen - hwm / 2**20) <= 8, (seen, hwm / 2**20)
 assert 0.8 <= hwm / 2**29 < 0.95, hwm
 '
 
+# monitor, run inside the cgroup, shows its limit too (jsonl; the table's line).
+expect_status 0 in_cgroup "$cgroup" "$STEPSCOPE" monitor --interval 0.2 --count 2 --format jsonl
+tail -n 1 "$WORK/stdout" | "$PY" -c '
+import json, sys
+s = json.loads(sys.stdin.read())["system"]
+assert s["cgroup_memory_limit_bytes"] == 512 << 20, s
+assert 0 < s["cgroup_memory_working_set_bytes"] <= s["cgroup_memory_usage_bytes"] < 512 << 20, s
+' || fail "monitor jsonl in the cgroup: $(tail -n 1 "$WORK/stdout")"
+expect_status 0 in_cgroup "$cgroup" "$STEPSCOPE" monitor --interval 0.2 --count 2
+grep -q "^Cgroup memory  working set .* limit 512" "$WORK/stdout" || fail "monitor table in the cgroup: $(cat "$WORK/stdout")"
+
 hold low 150
 check "$WORK/low.json" 'assert "memory_pressure" not in ids, ids'
 echo "1 passed, 0 failed"
