@@ -10,7 +10,12 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-constexpr int64_t kCudaDeviceType = 1;  // c10::DeviceType::CUDA (HIP builds report it too)
+// c10::DeviceType values that are not an accelerator's memory: the host's
+// allocator and the shape-only "meta" device. Every other type (CUDA, which
+// HIP builds report too, XPU, MTIA, HPU, PrivateUse1 backends...) is kept, so
+// that no accelerator is left out by name.
+constexpr int64_t kCpuDeviceType = 0;
+constexpr int64_t kMetaDeviceType = 14;
 
 bool read_number(od::value value, double& out) {
   return !value.get_double().get(out) && std::isfinite(out);
@@ -27,7 +32,7 @@ void MemoryEventImporter::add(const EventFields& fields, int64_t pid, std::strin
     ++skipped_;
     return;
   }
-  if (*totals.device_type != kCudaDeviceType || *totals.device < 0) return;
+  if (*totals.device_type == kCpuDeviceType || *totals.device_type == kMetaDeviceType || *totals.device < 0) return;
   run.counter_values.push_back({track(run, pid, *totals.device, "allocated_bytes"), *fields.ts_ns, *totals.allocated});
   run.counter_values.push_back({track(run, pid, *totals.device, "reserved_bytes"), *fields.ts_ns, *totals.reserved});
 }

@@ -33,8 +33,8 @@ class MemoryEventImporter {
  public:
   // Adds the memory event `fields` (is_memory_event; raw text `text`,
   // `padded_size` bytes allocated from its start; `pid` resolved by the
-  // importer) when it is of a CUDA device. Device type 0 (CPU) and others are
-  // left out.
+  // importer) when it is of an accelerator. Device type 0 (the host's
+  // allocator) and 14 (meta tensors, which hold no memory) are left out.
   void add(const EventFields& fields, int64_t pid, std::string_view text, size_t padded_size, Run& run);
 
   // "[memory]" events left out because their args were not readable

@@ -30,15 +30,18 @@ std::map<std::string, std::vector<std::pair<int64_t, double>>> tracks_of(const s
 TEST(MemoryEvents, BecomeAllocatedAndReservedTracksPerGpu) {
   std::string json = R"({"traceEvents": [)" + memory_event(10, 1, 0, "1024", 2097152) + "," +
                      memory_event(11, 0, -1, "64", 0) + "," +  // CPU: not a GPU track
-                     memory_event(12, 1, 1, "4096", 2097152) + "," + memory_event(13, 1, 0, "512", 2097152) + "]}";
+                     memory_event(12, 1, 1, "4096", 2097152) + "," + memory_event(13, 1, 0, "512", 2097152) + "," +
+                     memory_event(14, 19, 2, "256", 1024) + "," +  // MTIA: an accelerator too
+                     memory_event(15, 14, 3, "128", 0) + "]}";      // meta tensors: no memory
   stepscope::Run run = stepscope::import_chrome_trace_bytes(json, "trace.json", {});
   auto tracks = tracks_of(run);
   using Points = std::vector<std::pair<int64_t, double>>;
   EXPECT_EQ(tracks["process.gpu.0.allocated_bytes"], (Points{{10000, 1024}, {13000, 512}}));
   EXPECT_EQ(tracks["process.gpu.0.reserved_bytes"], (Points{{10000, 2097152}, {13000, 2097152}}));
   EXPECT_EQ(tracks["process.gpu.1.allocated_bytes"], (Points{{12000, 4096}}));
-  EXPECT_EQ(tracks.size(), 4u);
-  EXPECT_EQ(run.metadata.at("instant_events"), "4");
+  EXPECT_EQ(tracks["process.gpu.2.allocated_bytes"], (Points{{14000, 256}}));
+  EXPECT_EQ(tracks.size(), 6u);
+  EXPECT_EQ(run.metadata.at("instant_events"), "6");
   EXPECT_EQ(stepscope::test::warnings_of(run), "");
 }
 
