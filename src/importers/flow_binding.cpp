@@ -52,12 +52,13 @@ class TrackNumbers {
     auto mixed = static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(tid);
     return static_cast<size_t>(mixed ^ (mixed >> 29));
   }
+  static constexpr int kSlotBits = 4;
   static size_t slot_of(int64_t pid, int64_t tid) {
-    return (static_cast<uint64_t>(mix(pid, tid)) * 0x9E3779B97F4A7C15ULL) >> 60;  // 16 slots
+    return (static_cast<uint64_t>(mix(pid, tid)) * 0x9E3779B97F4A7C15ULL) >> (64 - kSlotBits);
   }
 
   std::unordered_map<Key, uint32_t, KeyHash> numbers_;
-  std::array<Recent, 16> recent_{};
+  std::array<Recent, size_t{1} << kSlotBits> recent_{};
 };
 
 // Items grouped by track with a counting sort: order[begin[t] .. begin[t+1])
