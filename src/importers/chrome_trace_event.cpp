@@ -87,8 +87,7 @@ size_t ChromeTraceEventReader::read_plain(const char* data, size_t available) {
 }
 
 size_t ChromeTraceEventReader::pre_read(const char* data, size_t available) {
-  fields_ = EventFields{};
-  args_.clear();
+  args_.clear();  // fields_ are overwritten whole by the plain reader
   return read_plain(data, available);
 }
 

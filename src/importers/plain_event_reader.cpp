@@ -231,7 +231,8 @@ class EventParse {
 
   const char* event(const char* p) {
     const char* after = in_.members(p, [this](std::string_view key, const char* value) { return field(key, value); });
-    if (after == nullptr || fields_.ph.empty()) return nullptr;  // no "ph" is an error simdjson words
+    if (after == nullptr || !phase_known()) return nullptr;  // no "ph" is an error simdjson words
+    clear_unseen();
     if (args_at_ != nullptr && !args_read_ && needs_args(fields_.ph) && args(args_at_) == nullptr) return nullptr;
     return after;
   }
@@ -241,6 +242,19 @@ class EventParse {
   enum Seen : unsigned {
     kPh = 1, kName = 2, kCat = 4, kTs = 8, kDur = 16, kPid = 32, kTid = 64, kId = 128, kBp = 256, kArgs = 512
   };
+
+  // The caller's fields are not reset before an event (zeroing them cost
+  // more than reading some events): those the event lacks are cleared here.
+  void clear_unseen() {
+    if ((seen_ & kName) == 0) fields_.name = {};
+    if ((seen_ & kCat) == 0) fields_.cat = {};
+    if ((seen_ & kBp) == 0) fields_.bp = {};
+    if ((seen_ & kId) == 0) fields_.flow_id = {};
+    if ((seen_ & kPid) == 0) fields_.pid = TrackIdField{};
+    if ((seen_ & kTid) == 0) fields_.tid = TrackIdField{};
+    if ((seen_ & kTs) == 0) fields_.ts_ns.reset();
+    if ((seen_ & kDur) == 0) fields_.dur_ns.reset();
+  }
 
   bool first_sight(Seen key) {
     if ((seen_ & key) != 0) return false;
@@ -333,9 +347,12 @@ class EventParse {
     return after;
   }
 
+  // Whether this event's "ph" has been read (fields_ may hold the last one's).
+  bool phase_known() const { return (seen_ & kPh) != 0 && !fields_.ph.empty(); }
+
   // "ph" usually comes first; args seen before it are read at the end.
   const char* args_field(const char* p) {
-    if (fields_.ph.empty()) {
+    if (!phase_known()) {
       args_at_ = p;
       return in_.skip_value(p, 1);
     }

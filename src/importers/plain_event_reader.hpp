@@ -32,9 +32,10 @@ class PlainEventReader {
   static constexpr size_t kReadAhead = 16;
 
   // Reads the event that starts at data[0] ('{') and ends within `available`
-  // bytes. Returns its length through the closing '}', with `fields`,
-  // `args` and `counts` filled; 0 when it declines (the outputs are then
-  // unspecified). kReadAhead bytes after data + available must be readable.
+  // bytes. Returns its length through the closing '}', with `fields`
+  // overwritten whole and `args` (which must be clear on entry) and `counts`
+  // filled; 0 when it declines (the outputs are then unspecified).
+  // kReadAhead bytes after data + available must be readable.
   size_t read(const char* data, size_t available, EventFields& fields, EventArgs& args, PlainEventCounts& counts);
 };
 

@@ -76,6 +76,33 @@ TEST(PlainEventReader, ReadsStringIdsFlowIdsShapesAndArgsBeforePhase) {
   EXPECT_EQ(fields.flow_id, "\"0x1f\"");  // simdjson's raw token, quotes included
 }
 
+// The importer reuses one EventFields: what an event lacks must not leak
+// from the one before.
+TEST(PlainEventReader, FieldsTheEventLacksAreClearedOfTheLastOnes) {
+  std::string first = R"({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 5, "bp": "e", "pid": "P", "tid": 2, "ts": 3, "dur": 4})";
+  std::string second = R"({"args": {"correlation": 7}, "ph": "X", "ts": 9})";
+  std::string padded = first + std::string(PlainEventReader::kReadAhead, '\0');
+  std::string padded_second = second + std::string(PlainEventReader::kReadAhead, '\0');
+  PlainEventReader reader;
+  EventFields fields;
+  EventArgs args;
+  PlainEventCounts counts;
+  ASSERT_EQ(reader.read(padded.data(), first.size(), fields, args, counts), first.size());
+  args.clear();
+  ASSERT_EQ(reader.read(padded_second.data(), second.size(), fields, args, counts), second.size());
+  EXPECT_EQ(fields.ph, "X");
+  EXPECT_EQ(fields.ts_ns, 9000);
+  EXPECT_TRUE(fields.name.empty() && fields.cat.empty() && fields.bp.empty() && fields.flow_id.empty());
+  EXPECT_FALSE(fields.pid.is_text);
+  EXPECT_EQ(fields.pid.number, 0);
+  EXPECT_FALSE(fields.dur_ns.has_value());
+  EXPECT_EQ(args.correlation, 7);  // args before "ph", read at the end
+  // An event without "ph" is declined even though the last one had one.
+  std::string no_phase = R"({"ts": 1})";
+  std::string padded_no_phase = no_phase + std::string(PlainEventReader::kReadAhead, '\0');
+  EXPECT_EQ(reader.read(padded_no_phase.data(), no_phase.size(), fields, args, counts), 0u);
+}
+
 TEST(PlainEventReader, DeclinesWhatSimdjsonMustRead) {
   const std::vector<std::string> declined = {
       R"({"ph": "X", "name": "a\"b", "ts": 1, "dur": 1})",            // an escape in a field it reads
