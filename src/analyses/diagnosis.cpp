@@ -77,8 +77,8 @@ Diagnosis diagnose(const DiagnosisInput& input) {
   rank_findings(out.findings);
   if (!facts.primary) {
     out.note =
-        "none: the run has no steps (not recorded by stepscope with its hooks), so the step-time rules "
-        "could not look";
+        "none: the run has no steps (neither recorded by stepscope with its hooks nor a trace with "
+        "ProfilerStep#N ranges), so the step-time rules could not look";
   } else if (out.findings.empty()) {
     out.note = clean_step_note(*facts.primary);
   }

@@ -134,8 +134,11 @@ std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& in, const Diag
   Finding out = time_finding(
       "optimizer_heavy", fmt::format("Optimizer-heavy: the optimizer step takes {} of step time", percent_text(share)),
       share);
-  out.evidence.push_back(fmt::format("optimizer.step() takes {:.1f} ms of a mean {:.1f} ms step", share * f.primary->step_time.mean_ms,
-                                     f.primary->step_time.mean_ms));
+  // A trace's optimizer phase is its Optimizer.step and zero_grad ranges (docs/steps.md).
+  bool trace = in.steps.origin == StepsOrigin::kProfilerSteps;
+  out.evidence.push_back(fmt::format("{} take{} {:.1f} ms of a mean {:.1f} ms step",
+                                     trace ? "the trace's Optimizer.step and Optimizer.zero_grad ranges" : "optimizer.step()",
+                                     trace ? "" : "s", share * f.primary->step_time.mean_ms, f.primary->step_time.mean_ms));
   auto [impl, function] = seen_optimizer_impl(in.run, f);
   switch (impl) {
     case OptimizerImpl::kForLoop:

@@ -124,6 +124,7 @@ void write_glance(const Report& report, const TextStyle& style, std::ostream& ou
   out << '\n' << style.bold("Throughput and step anatomy") << fmt::format(" (pid {}, steady steps)\n", p.pid);
   std::string rate = p.samples_per_sec ? fmt::format("{:.1f} samples/s", *p.samples_per_sec) : "- samples/s";
   if (p.tokens_per_sec) rate += fmt::format(", {:.1f} tokens/s", *p.tokens_per_sec);
+  if (report.steps.origin == StepsOrigin::kProfilerSteps) rate = "unknown (a trace has no batch sizes)";
   out << fmt::format("  throughput  {}\n", rate);
   out << fmt::format("  step time   p50 {:.2f} ms, p90 {:.2f} ms, mean {:.2f} ms over {} steps\n", p.step_time.p50_ms,
                      p.step_time.p90_ms, p.step_time.mean_ms, p.steps.size() - p.warmup_steps);

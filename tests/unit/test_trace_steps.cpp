@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "analyses/process_summary.hpp"
+#include "analyses/steps.hpp"
+#include "analyses/trace_steps.hpp"
 
 namespace {
 
 using stepscope::SpanKind;
+using stepscope::StepPhase;
 
 constexpr int64_t kUs = 1000;
 constexpr int64_t kPid = 40;
@@ -50,6 +53,62 @@ stepscope::Run five_step_trace() {
   run.add_process(-5, "Spans");
   run.spans.push_back({0, 10, -5, 0, SpanKind::kOther, run.strings.intern("PyTorch Profiler (0)")});
   return run;
+}
+
+int64_t phase(const stepscope::StepRecord& step, StepPhase p) { return step.phase_ns[static_cast<size_t>(p)]; }
+
+TEST(TraceSteps, PhasesFollowTheDocumentedDefinitions) {
+  stepscope::Run run = five_step_trace();
+  std::vector<stepscope::TraceProcessSteps> found = stepscope::trace_steps(run);
+  ASSERT_EQ(found.size(), 1u);
+  const stepscope::TraceProcessSteps& p = found[0];
+  EXPECT_EQ(p.pid, kPid);
+  EXPECT_EQ(p.ranges, 5u);
+  EXPECT_TRUE(p.last_left_out);
+  EXPECT_EQ(p.loader_iterator, "_SingleProcessDataLoaderIter");
+  ASSERT_EQ(p.steps.size(), 4u);
+  for (const stepscope::StepRecord& step : p.steps) {
+    EXPECT_EQ(step.time_ns(), 1000 * kUs);
+    EXPECT_EQ(step.tid, kMain);
+    EXPECT_EQ(phase(step, StepPhase::kDataWait), 300 * kUs);
+    EXPECT_EQ(phase(step, StepPhase::kOptimizer), 140 * kUs);
+    EXPECT_EQ(phase(step, StepPhase::kBackward), 270 * kUs);
+    EXPECT_EQ(phase(step, StepPhase::kForward), 180 * kUs);
+    EXPECT_EQ(phase(step, StepPhase::kOther), 110 * kUs);
+    EXPECT_EQ(step.samples, -1);
+  }
+}
+
+TEST(TraceSteps, StepsAnalysisUsesThemWithoutHookSteps) {
+  stepscope::Run run = five_step_trace();
+  stepscope::StepsAnalysis steps = stepscope::analyze_steps(run);
+  EXPECT_EQ(steps.origin, stepscope::StepsOrigin::kProfilerSteps);
+  ASSERT_EQ(steps.processes.size(), 1u);
+  const stepscope::ProcessSteps& p = steps.processes[0];
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.warmup_steps, 1u);
+  EXPECT_FALSE(p.samples_per_sec);
+  EXPECT_DOUBLE_EQ(p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)], 0.3);
+  EXPECT_DOUBLE_EQ(p.step_time.mean_ms, 1.0);
+
+  // Hook steps, when there are any, come first.
+  run.spans.push_back({0, 900 * kUs, kPid, kMain, SpanKind::kStep, run.strings.intern("step")});
+  EXPECT_EQ(stepscope::analyze_steps(run).origin, stepscope::StepsOrigin::kHooks);
+}
+
+TEST(TraceSteps, OneRangeIsKeptAndNoRangesMeanNoSteps) {
+  stepscope::Run run;
+  span(run, kMain, SpanKind::kUserRange, 0, 500, "ProfilerStep#1009");
+  auto found = stepscope::trace_steps(run);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].last_left_out);
+  EXPECT_EQ(found[0].steps.size(), 1u);
+  EXPECT_EQ(phase(found[0].steps[0], StepPhase::kOther), 500 * kUs);
+
+  stepscope::Run none;
+  span(none, kMain, SpanKind::kUserRange, 0, 500, "ProfilerStep#x");  // not a step number
+  EXPECT_TRUE(stepscope::trace_steps(none).empty());
+  EXPECT_EQ(stepscope::analyze_steps(none).origin, stepscope::StepsOrigin::kNone);
 }
 
 TEST(ProcessRoles, DevicesAndKinetoTracksAreNoHostProcesses) {
