@@ -79,22 +79,35 @@ assert "num_workers=" in first["recommendation"], first
 assert any("num_workers=0" in e for e in first["evidence"]), first["evidence"]
 assert first["share"] == r["steps"]["data_wait_fraction"] >= 0.1, first
 assert r["steps"]["loader_iterator"] == "_SingleProcessDataLoaderIter", r["steps"]
+assert "python_overhead" not in ids, ids
 '
 fast='
-assert "input_bound" not in ids, ids
+assert "input_bound" not in ids and "python_overhead" not in ids, ids
 assert r["steps"]["data_wait_fraction"] < 0.1, r["steps"]["phases"]
 '
+# Hundreds of tiny operations with Python between them, on the CPU.
+tiny='
+f = r["diagnosis"][0]
+assert f["id"] == "python_overhead", ids
+assert f["share"] >= 0.2 and f["expected_speedup"] > 1.25, f
+assert any("no device activity in the trace" in e for e in f["evidence"]), f["evidence"]
+assert "torch.compile" in f["recommendation"], f
+'
+big='
+assert "python_overhead" not in ids, ids
+'
+
 passed=0
 mkdir -p "$WORK/t2" "$WORK/t1"
-expect_status 0 "$venv_python" "$program" "$WORK/t2" slow fast
-for case in slow fast; do
+expect_status 0 "$venv_python" "$program" "$WORK/t2" slow fast tiny big
+for case in slow fast tiny big; do
   check "$WORK/t2/$case.json" "$anatomy${!case}"
   passed=$((passed + 1))
 done
 # PyTorch 1.13's profiler (Debian's python3-torch), when installed.
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  expect_status 0 /usr/bin/python3 "$program" "$WORK/t1" slow fast
-  for case in slow fast; do
+  expect_status 0 /usr/bin/python3 "$program" "$WORK/t1" slow fast tiny
+  for case in slow fast tiny; do
     check "$WORK/t1/$case.json" "$anatomy${!case}"
     passed=$((passed + 1))
   done
@@ -106,9 +119,11 @@ grep -q "from          the trace's ProfilerStep#N ranges (9 of 10" "$WORK/stdout
 grep -q "throughput  unknown (a trace has no batch sizes)" "$WORK/stdout" || fail "throughput line: $(cat "$WORK/stdout")"
 
 # The HTA test traces. By hand (docs/diagnosis.md): no data wait worth a
-# finding in any of them.
+# finding in any of them, and no Python overhead: where operators are tiny the
+# device is busy (trace_diff), or the device side was stripped from the trace
+# (rank_non_gpu: NCCL collectives, no kernels).
 quiet='
-assert "input_bound" not in ids, ids
+assert "input_bound" not in ids and "python_overhead" not in ids, ids
 if r["steps"]["count"]:
     complete, steady, wait, opt = independent_steps()
     assert r["steps"]["count"] == len(complete), r["steps"]
