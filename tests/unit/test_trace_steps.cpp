@@ -3,6 +3,7 @@
 // process roles of a trace; and the merging of ranks' findings.
 #include <gtest/gtest.h>
 
+#include "analyses/diagnosis.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/steps.hpp"
 #include "analyses/trace_steps.hpp"
@@ -124,6 +125,35 @@ TEST(ProcessRoles, DevicesAndKinetoTracksAreNoHostProcesses) {
   // A recorded run's process without samples or spans is still a process.
   run.metadata.erase("source_format");
   EXPECT_EQ(stepscope::summarize_processes(run)[2].role, stepscope::ProcessRole::kHost);
+}
+
+stepscope::Finding finding(std::string id, std::optional<double> speedup, std::string evidence) {
+  stepscope::Finding f;
+  f.id = std::move(id);
+  f.expected_speedup = speedup;
+  f.evidence.push_back(std::move(evidence));
+  return f;
+}
+
+TEST(RankDiagnoses, SameRuleMergesWithTheRanksAndTheWorstFigures) {
+  stepscope::Diagnosis r0, r1;
+  r0.findings = {finding("gpu_idle", 1.5, "idle 33% on rank 0"), finding("small_memcpy", 1.1, "r0 copies")};
+  r1.findings = {finding("gpu_idle", 2.0, "idle 50% on rank 1")};
+  r0.note = "first";
+  stepscope::Diagnosis merged = stepscope::merge_rank_diagnoses({{"rank 0", r0}, {"rank 1", r1}});
+  ASSERT_EQ(merged.findings.size(), 2u);
+  const stepscope::Finding& idle = merged.findings[0];
+  EXPECT_EQ(idle.id, "gpu_idle");
+  EXPECT_EQ(idle.ranks, (std::vector<std::string>{"rank 0", "rank 1"}));
+  EXPECT_EQ(*idle.expected_speedup, 2.0);
+  ASSERT_EQ(idle.evidence.size(), 2u);
+  EXPECT_EQ(idle.evidence[0],
+            "found on 2 of 2 ranks (rank 0, rank 1); the figures below are of rank 1, where the bound is highest");
+  EXPECT_EQ(idle.evidence[1], "idle 50% on rank 1");
+  const stepscope::Finding& copies = merged.findings[1];
+  EXPECT_EQ(copies.ranks, (std::vector<std::string>{"rank 0"}));
+  EXPECT_EQ(copies.evidence[0], "found on rank 0 only, of 2 ranks");
+  EXPECT_EQ(merged.note, "first");
 }
 
 }  // namespace
