@@ -26,28 +26,11 @@ namespace {
 
 using Intervals = std::vector<Interval>;
 
-Intervals merged(Intervals intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-  return merge_sorted(intervals);
-}
-
-// The part of disjoint, sorted `intervals` inside [start, end).
-Intervals clip(const Intervals& intervals, int64_t start, int64_t end) {
-  Intervals out;
-  auto it = std::upper_bound(intervals.begin(), intervals.end(), start,
-                             [](int64_t t, const Interval& i) { return t < i.end_ns; });
-  for (; it != intervals.end() && it->start_ns < end; ++it) {
-    out.push_back({std::max(start, it->start_ns), std::min(end, it->end_ns)});
-  }
-  return out;
-}
-
 // The gaps of disjoint, sorted `busy` inside [start, end).
 Intervals gaps(const Intervals& busy, int64_t start, int64_t end) {
   Intervals out;
   int64_t at = start;
-  for (const Interval& b : clip(busy, start, end)) {
+  for (const Interval& b : clip_disjoint(busy, start, end)) {
     if (b.start_ns > at) out.push_back({at, b.start_ns});
     at = std::max(at, b.end_ns);
   }
@@ -98,7 +81,7 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid) {
   };
   for (auto& [tid, ops] : out.ops_by_thread) std::stable_sort(ops.begin(), ops.end(), by_start_longest_first);
   std::stable_sort(out.python.begin(), out.python.end(), by_start_longest_first);
-  out.busy = merged(std::move(busy));
+  out.busy = merge_unsorted(std::move(busy));
   return out;
 }
 
@@ -192,7 +175,7 @@ OverheadFigures overhead_figures(const Run& run, const DiagnosisFacts& facts) {
     if (is_device_activity(s.kind)) device.push_back({s.start_ns, s.end_ns});
   }
   f.has_device = !device.empty();
-  device = merged(std::move(device));
+  device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
   std::vector<const Span*> top_level;
   for (size_t i = facts.primary->warmup_steps; i < steps.size(); ++i) {
@@ -213,7 +196,7 @@ OverheadFigures overhead_figures(const Run& run, const DiagnosisFacts& facts) {
       if (const Span* function = innermost_python(host.python, gap)) f.gap_by_python_function[function->name] += ns;
     }
     for (const auto& [tid, ops] : host.ops_by_thread) add_top_level_ops(ops, step.start_ns, step.end_ns, top_level);
-    f.device_busy_ns += total_length(clip(device, step.start_ns, step.end_ns));
+    f.device_busy_ns += total_length(clip_disjoint(device, step.start_ns, step.end_ns));
   }
   add_op_times(top_level, f);
   return f;

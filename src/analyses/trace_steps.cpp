@@ -50,30 +50,13 @@ struct ProcessRanges {
   }
 };
 
-Intervals merged(Intervals intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-  return merge_sorted(intervals);
-}
-
 void merge_all(std::map<int64_t, Intervals>& by_thread) {
-  for (auto& [tid, intervals] : by_thread) intervals = merged(std::move(intervals));
-}
-
-// The part of disjoint, sorted `intervals` inside [start, end).
-Intervals clip(const Intervals& intervals, int64_t start, int64_t end) {
-  Intervals out;
-  auto it = std::upper_bound(intervals.begin(), intervals.end(), start,
-                             [](int64_t t, const Interval& i) { return t < i.end_ns; });
-  for (; it != intervals.end() && it->start_ns < end; ++it) {
-    out.push_back({std::max(start, it->start_ns), std::min(end, it->end_ns)});
-  }
-  return out;
+  for (auto& [tid, intervals] : by_thread) intervals = merge_unsorted(std::move(intervals));
 }
 
 Intervals clip_thread(const std::map<int64_t, Intervals>& by_thread, int64_t tid, int64_t start, int64_t end) {
   auto it = by_thread.find(tid);
-  return it == by_thread.end() ? Intervals{} : clip(it->second, start, end);
+  return it == by_thread.end() ? Intervals{} : clip_disjoint(it->second, start, end);
 }
 
 // Phases claim time in priority order (data wait, optimizer, backward,
@@ -85,7 +68,7 @@ class PhaseClaims {
     int64_t time = total_length(phase) - overlap_length(phase, taken_);
     Intervals both = taken_;
     both.insert(both.end(), phase.begin(), phase.end());
-    taken_ = merged(std::move(both));
+    taken_ = merge_unsorted(std::move(both));
     return time;
   }
 
@@ -95,7 +78,7 @@ class PhaseClaims {
 
 void fill_trace_phases(StepRecord& step, const ProcessRanges& ranges) {
   auto phase = [&](StepPhase p) -> int64_t& { return step.phase_ns[static_cast<size_t>(p)]; };
-  Intervals backward = clip(ranges.backward, step.start_ns, step.end_ns);
+  Intervals backward = clip_disjoint(ranges.backward, step.start_ns, step.end_ns);
   // Forward: the step thread's operators before the first backward operator.
   int64_t forward_end = backward.empty() ? step.end_ns : backward.front().start_ns;
   PhaseClaims claims;
@@ -148,7 +131,7 @@ std::vector<TraceProcessSteps> trace_steps(const Run& run) {
     merge_all(phases.data_wait);
     merge_all(phases.optimizer);
     merge_all(phases.forward);
-    phases.backward = merged(std::move(phases.backward));
+    phases.backward = merge_unsorted(std::move(phases.backward));
     TraceProcessSteps& p = out.emplace_back();
     p.pid = pid;
     p.ranges = ranges.size();
