@@ -141,6 +141,14 @@ for trace in \
   check "$kineto/$trace" "$quiet"
   passed=$((passed + 1))
 done
+# A real optimizer-heavy step: Shampoo and an EMA take a third of the one
+# complete step of trace_filter's rank 0 (by hand: 190.9 + 13.3 of 607.3 ms).
+check "$kineto/trace_filter/sampled_rank-0.json.gz" '
+complete, steady, wait, opt = independent_steps()
+f = r["diagnosis"][ids.index("optimizer_heavy")]
+assert abs(f["share"] - opt) < 1e-4 and 0.33 < opt < 0.34, (f["share"], opt)
+assert any("optimizer ranges run foreach operators (aten::_foreach_" in e for e in f["evidence"]), f["evidence"]
+'
 # The backward runs on its own thread in the GPU traces: the phase is there.
 check "$kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz" '
 p = r["steps"]["phases"]
