@@ -3,6 +3,8 @@
 // process roles of a trace; and the merging of ranks' findings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analyses/diagnosis.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/steps.hpp"
@@ -110,6 +112,27 @@ TEST(TraceSteps, OneRangeIsKeptAndNoRangesMeanNoSteps) {
   span(none, kMain, SpanKind::kUserRange, 0, 500, "ProfilerStep#x");  // not a step number
   EXPECT_TRUE(stepscope::trace_steps(none).empty());
   EXPECT_EQ(stepscope::analyze_steps(none).origin, stepscope::StepsOrigin::kNone);
+}
+
+TEST(TraceSteps, AMultiprocessingLoaderHasWorkersOfUnknownNumber) {
+  stepscope::Run run;
+  for (int i = 0; i < 6; ++i) {
+    int64_t t = i * 1000;
+    span(run, kMain, SpanKind::kUserRange, t, t + 1000, "ProfilerStep#" + std::to_string(i));
+    span(run, kMain, SpanKind::kUserRange, t, t + 400, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+  }
+  stepscope::StepsAnalysis steps = stepscope::analyze_steps(run);
+  std::vector<stepscope::ProcessSummary> processes;
+  stepscope::Diagnosis d = stepscope::diagnose({run, steps, processes});
+  ASSERT_FALSE(d.findings.empty());
+  const stepscope::Finding& f = d.findings[0];
+  EXPECT_EQ(f.id, "input_bound");
+  EXPECT_DOUBLE_EQ(f.share, 0.4);
+  EXPECT_EQ(f.recommendation.rfind("Raise num_workers and set persistent_workers=True", 0), 0u) << f.recommendation;
+  EXPECT_NE(std::find(f.evidence.begin(), f.evidence.end(),
+                      "DataLoader workers: some (the trace's iterator is _MultiProcessingDataLoaderIter; a trace does "
+                      "not say how many)"),
+            f.evidence.end());
 }
 
 TEST(ProcessRoles, DevicesAndKinetoTracksAreNoHostProcesses) {
