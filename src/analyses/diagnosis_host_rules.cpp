@@ -82,7 +82,8 @@ std::pair<OptimizerImpl, std::string> seen_optimizer_impl(const Run& run, const 
 std::pair<OptimizerImpl, std::string> traced_optimizer_impl(const Run& run, const DiagnosisFacts& f) {
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (const Span& s : run.spans) {
-    if (s.pid != f.primary->pid || s.tid != f.main_tid || s.start_ns < f.window_start_ns || s.end_ns > f.window_end_ns) continue;
+    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    if (s.start_ns < f.window_start_ns || s.end_ns > f.window_end_ns) continue;
     if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_optimizer_range(run.strings.get(s.name))) {
       ranges.emplace_back(s.start_ns, s.end_ns);
     }
@@ -100,7 +101,8 @@ std::pair<OptimizerImpl, std::string> traced_optimizer_impl(const Run& run, cons
     ++total;
   }
   if (total == 0) return {OptimizerImpl::kUnknown, ""};
-  for (auto [needle, impl] : {std::make_pair("_fused_", OptimizerImpl::kFused), std::make_pair("_foreach_", OptimizerImpl::kForeach)}) {
+  for (auto [needle, impl] :
+       {std::make_pair("_fused_", OptimizerImpl::kFused), std::make_pair("_foreach_", OptimizerImpl::kForeach)}) {
     for (const auto& [name, count] : ops) {
       if (name.find(needle) == std::string::npos) continue;
       const char* kind = impl == OptimizerImpl::kFused ? "fused" : "foreach";

@@ -56,7 +56,9 @@ struct HostSpans {
 HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid) {
   std::set<int64_t> backward_threads;
   for (const Span& s : run.spans) {
-    if (s.pid == pid && s.kind == SpanKind::kCpuOp && is_backward_op(run.strings.get(s.name))) backward_threads.insert(s.tid);
+    if (s.pid == pid && s.kind == SpanKind::kCpuOp && is_backward_op(run.strings.get(s.name))) {
+      backward_threads.insert(s.tid);
+    }
   }
   HostSpans out;
   Intervals busy;
@@ -65,7 +67,8 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid) {
     bool step_thread = s.tid == step_tid;
     if (!step_thread && !backward_threads.count(s.tid)) continue;
     const std::string& name = run.strings.get(s.name);
-    if (s.kind == SpanKind::kDataWait || ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_data_wait_range(name))) {
+    bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
+    if (s.kind == SpanKind::kDataWait || (range && is_data_wait_range(name))) {
       if (step_thread) busy.push_back({s.start_ns, s.end_ns});
     } else if (s.kind == SpanKind::kCpuOp && !is_annotation(name)) {
       out.ops_by_thread[s.tid].push_back(&s);
