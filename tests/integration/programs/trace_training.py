@@ -3,7 +3,7 @@ Chrome trace with ProfilerStep#N ranges (a schedule and prof.step()), for the
 trace-step analysis and the host rules on traces.
 
 usage: trace_training.py OUTDIR CASE...
-  slow    a DataLoader over a Dataset that sleeps per item, num_workers=0
+  slow    a DataLoader over a Dataset that sleeps 8 ms per item, num_workers=0
   fast    the same loop over a Dataset that does not sleep
   tiny    a loop of hundreds of tiny tensor operations with Python between them
   big     a loop of a few large matrix products
@@ -35,10 +35,11 @@ class ItemsDataset(Dataset):
 
 
 def loader_loop(sleep_s):
-    # Enough compute per step (a few ms) that loading a batch of 4 in-memory
-    # items is a small part of it: only the sleeping Dataset is input-bound.
-    model = torch.nn.Sequential(torch.nn.Linear(8, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                torch.nn.ReLU(), torch.nn.Linear(1024, 3))
+    # Enough compute per step (tens of ms) that loading a batch of in-memory
+    # items stays a small part of it even when a loaded machine preempts the
+    # process during a load: only the sleeping Dataset is input-bound.
+    model = torch.nn.Sequential(torch.nn.Linear(8, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 2048),
+                                torch.nn.ReLU(), torch.nn.Linear(2048, 3))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     batches = iter(DataLoader(ItemsDataset(sleep_s), batch_size=8, num_workers=0))
 
@@ -81,7 +82,7 @@ def big_loop():
     return step
 
 
-CASES = {"slow": lambda: loader_loop(0.002), "fast": lambda: loader_loop(0), "tiny": tiny_loop, "big": big_loop}
+CASES = {"slow": lambda: loader_loop(0.008), "fast": lambda: loader_loop(0), "tiny": tiny_loop, "big": big_loop}
 
 
 def profile(step, path, steps=10):
