@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "analyses/device_properties.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -115,17 +117,68 @@ void gather_disks(const Counters& c, DiagnosisFacts& f) {
   }
 }
 
+// "process.gpu.3.allocated_bytes" with quantity "allocated_bytes" -> 3.
+std::optional<int> process_gpu_index(std::string_view name, std::string_view quantity) {
+  constexpr std::string_view kPrefix = "process.";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  return gpu_index(name.substr(kPrefix.size()), quantity);
+}
+
+// Per poll, the sum of a track's values over processes (or the one system track).
+using PerPoll = std::map<int64_t, double>;
+
+// The least room the tree had per poll: the system's available memory and,
+// in a limited cgroup, the limit less the working set.
+void gather_available(const PerPoll& available, const PerPoll& limit, const PerPoll& working_set, DiagnosisFacts& f) {
+  auto note = [&](double bytes, bool cgroup) {
+    if (!f.min_memory_available_bytes || bytes < *f.min_memory_available_bytes) {
+      f.min_memory_available_bytes = bytes;
+      f.min_available_in_cgroup = cgroup;
+    }
+  };
+  for (auto [ts, bytes] : available) note(bytes, false);
+  for (auto [ts, bytes] : limit) {
+    if (auto w = working_set.find(ts); w != working_set.end()) note(std::max(0.0, bytes - w->second), true);
+  }
+}
+
+void gather_allocator_peaks(const Counters& c, const std::map<int, double>& capacities, DiagnosisFacts& f) {
+  std::map<std::pair<int64_t, int>, DiagnosisFacts::AllocatorPeak> peaks;
+  for (CounterTrackId t = 0; t < c.tracks(); ++t) {
+    for (std::string_view quantity : {"allocated_bytes", "reserved_bytes"}) {
+      auto gpu = process_gpu_index(c.name(t), quantity);
+      auto stats = gpu ? c.mean_max(t, INT64_MIN, INT64_MAX) : std::nullopt;
+      if (!stats) continue;
+      DiagnosisFacts::AllocatorPeak& peak = peaks[{c.pid(t), *gpu}];
+      peak.pid = c.pid(t);
+      peak.gpu = *gpu;
+      (quantity == "allocated_bytes" ? peak.allocated_bytes : peak.reserved_bytes) = stats->second;
+    }
+  }
+  for (auto& [key, peak] : peaks) {
+    for (auto [index, bytes] : f.gpu_memory_total_bytes) {
+      if (index == peak.gpu) peak.capacity_bytes = bytes;
+    }
+    if (auto found = capacities.find(peak.gpu); !peak.capacity_bytes && found != capacities.end()) {
+      peak.capacity_bytes = found->second;
+    }
+    f.allocator_peaks.push_back(peak);
+  }
+}
+
 // Memory is about the whole run: a peak outside the steady window counts.
-void gather_memory(const Counters& c, DiagnosisFacts& f) {
-  std::map<int64_t, double> used, available, tree_rss;
+void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
+  PerPoll used, available, tree_rss, cgroup_limit, working_set;
+  const std::map<std::string_view, PerPoll*> sums = {
+      {"memory.used_bytes", &used},
+      {"memory.available_bytes", &available},
+      {"process.rss_bytes", &tree_rss},
+      {"cgroup.memory.limit_bytes", &cgroup_limit},
+      {"cgroup.memory.working_set_bytes", &working_set}};
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     const std::string& name = c.name(t);
-    std::map<int64_t, double>* into = name == "memory.used_bytes"        ? &used
-                                      : name == "memory.available_bytes" ? &available
-                                      : name == "process.rss_bytes"      ? &tree_rss
-                                                                         : nullptr;
-    if (into) {
-      for (const CounterValue* v : c.values(t)) (*into)[v->ts_ns] += v->value;
+    if (auto into = sums.find(name); into != sums.end()) {
+      for (const CounterValue* v : c.values(t)) (*into->second)[v->ts_ns] += v->value;
     }
     for (auto [quantity, list] : {std::make_pair("memory_total_bytes", &f.gpu_memory_total_bytes),
                                   std::make_pair("memory_used_bytes", &f.gpu_memory_peak_used_bytes)}) {
@@ -140,10 +193,12 @@ void gather_memory(const Counters& c, DiagnosisFacts& f) {
       f.memory_total_bytes = std::max(f.memory_total_bytes.value_or(0), bytes + a->second);
     }
   }
-  for (auto [ts, bytes] : available) {
-    f.min_memory_available_bytes = std::min(f.min_memory_available_bytes.value_or(bytes), bytes);
+  for (auto [ts, bytes] : cgroup_limit) {
+    f.cgroup_memory_limit_bytes = std::min(f.cgroup_memory_limit_bytes.value_or(bytes), bytes);
   }
+  gather_available(available, cgroup_limit, working_set, f);
   for (auto [ts, bytes] : tree_rss) f.peak_tree_rss_bytes = std::max(f.peak_tree_rss_bytes.value_or(0), bytes);
+  gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
 std::vector<int64_t> worker_pids(const Run& run) {
@@ -199,6 +254,15 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
 
 }  // namespace
 
+std::optional<double> DiagnosisFacts::host_memory_capacity() const {
+  if (memory_total_bytes && cgroup_memory_limit_bytes) return std::min(*memory_total_bytes, *cgroup_memory_limit_bytes);
+  return memory_total_bytes ? memory_total_bytes : cgroup_memory_limit_bytes;
+}
+
+bool DiagnosisFacts::capacity_is_cgroup_limit() const {
+  return cgroup_memory_limit_bytes && (!memory_total_bytes || *cgroup_memory_limit_bytes < *memory_total_bytes);
+}
+
 double DiagnosisFacts::sample_share(uint64_t samples) const {
   return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
 }
@@ -206,7 +270,7 @@ double DiagnosisFacts::sample_share(uint64_t samples) const {
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   DiagnosisFacts f;
   Counters counters(input.run);
-  gather_memory(counters, f);
+  gather_memory(input.run, counters, f);
   if (input.steps.empty()) return f;
   const ProcessSteps& p = input.steps.processes[input.steps.primary];
   if (p.steps.empty()) return f;

@@ -36,11 +36,32 @@ struct DiagnosisFacts {
   std::optional<double> main_cpu_cores;   // the main process's mean CPU, in cores
   std::optional<double> tree_cpu_cores;   // the whole recorded tree's, in cores
   std::vector<DiskUse> disks;
-  std::optional<double> memory_total_bytes;  // used + available
+  // Host memory, over the whole run.
+  std::optional<double> memory_total_bytes;         // the machine's: used + available
+  std::optional<double> cgroup_memory_limit_bytes;  // the recorded tree's memory cgroup's, when limited
+  // The least memory the tree had left: the system's available memory or,
+  // in a limited cgroup, the limit less the cgroup's working set, whichever
+  // is less at each poll.
   std::optional<double> min_memory_available_bytes;
+  bool min_available_in_cgroup = false;       // the cgroup's room was the lesser
   std::optional<double> peak_tree_rss_bytes;  // the recorded tree, summed per poll
+  // What the tree can have: the machine's memory or the cgroup's limit,
+  // whichever is less.
+  std::optional<double> host_memory_capacity() const;
+  bool capacity_is_cgroup_limit() const;
+
+  // Device memory: NVML's (record), and the caching allocator's peaks per
+  // process and GPU (a trace's "[memory]" events), with the GPU's capacity
+  // from NVML or the trace's deviceProperties.
   std::vector<std::pair<int, double>> gpu_memory_total_bytes;  // (gpu index, bytes)
   std::vector<std::pair<int, double>> gpu_memory_peak_used_bytes;
+  struct AllocatorPeak {
+    int64_t pid = 0;
+    int gpu = 0;
+    double allocated_bytes = 0, reserved_bytes = 0;
+    std::optional<double> capacity_bytes;
+  };
+  std::vector<AllocatorPeak> allocator_peaks;
 
   // Garbage collections the hooks timed on the step thread inside steady steps.
   size_t gc_pauses = 0;

@@ -99,6 +99,7 @@ SysmonSample Sysmon::sample(int64_t now_ns, const std::vector<pid_t>& pids) {
   if (primed_) out.system = system_rates(system, out.interval_s);
   out.system.load = system.load;
   out.system.memory = system.memory;
+  out.system.cgroup_memory = cgroup_memory_.read(pids.empty() ? ::getpid() : pids.front());
   out.processes = process_rates(pids, out.interval_s);
   read_gpus(out);
   out.unreadable = unreadable_;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/cgroup_memory.hpp"
 #include "collectors/nvml.hpp"
 #include "collectors/sysmon_process.hpp"
 #include "collectors/sysmon_system.hpp"
@@ -32,6 +33,9 @@ struct SystemSample {
   std::vector<CoreSample> cores;  // each 0..100
   std::optional<LoadAverage> load;
   std::optional<MemoryInfo> memory;
+  // The memory cgroup of the sampled processes (of the first of them; of
+  // this process when there are none): in a container, the real capacity.
+  std::optional<CgroupMemory> cgroup_memory;
   std::vector<DiskRates> disks;
   std::vector<NetRates> networks;
 };
@@ -84,6 +88,7 @@ class Sysmon {
 
   SysmonOptions options_;
   std::optional<Nvml> nvml_;
+  CgroupMemoryReader cgroup_memory_;
   std::string gpu_reason_;
   long ticks_per_second_;
   bool primed_ = false;

@@ -66,6 +66,11 @@ void SysmonSource::add_system(Run& run, const SysmonSample& s) {
     add(run, "memory.available_bytes", 0, kBytes, ts, static_cast<double>(m->available_bytes));
     add(run, "memory.cached_bytes", 0, kBytes, ts, static_cast<double>(m->cached_bytes));
   }
+  if (const auto& c = s.system.cgroup_memory) {
+    if (c->limit_bytes) add(run, "cgroup.memory.limit_bytes", 0, kBytes, ts, static_cast<double>(*c->limit_bytes));
+    add(run, "cgroup.memory.usage_bytes", 0, kBytes, ts, static_cast<double>(c->usage_bytes));
+    add(run, "cgroup.memory.working_set_bytes", 0, kBytes, ts, static_cast<double>(c->working_set_bytes));
+  }
   for (const DiskRates& d : s.system.disks) {
     add(run, fmt::format("disk.{}.read_bytes_per_s", d.name), 0, kBytesPerSecond, ts, d.read_bytes_per_s);
     add(run, fmt::format("disk.{}.write_bytes_per_s", d.name), 0, kBytesPerSecond, ts, d.write_bytes_per_s);

@@ -16,6 +16,7 @@
 #include "importers/chrome_trace_event.hpp"
 #include "importers/chrome_trace_header.hpp"
 #include "importers/flow_binding.hpp"
+#include "importers/memory_events.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
 
@@ -83,6 +84,7 @@ class ChromeTraceImporter {
           event_index_ = scanner.event_index();
           reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
           dispatch(reader_.fields(), reader_.args());
+          if (is_memory_event(reader_.fields())) memory_events_.add(reader_.fields(), resolve_id(reader_.fields().pid), scanner.text(), scanner.padded_size(), run_);
           break;
       }
     }
@@ -343,6 +345,7 @@ class ChromeTraceImporter {
     count_warning(read.non_numeric_counter_args, "non-numeric counter args ignored");
     count_warning(read.bad_span_args, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
     count_warning(read.replaced_surrogates, "strings with lone surrogate escapes decoded with U+FFFD");
+    count_warning(memory_events_.skipped(), "\"[memory]\" events without numeric device and totals ignored");
     // Sorted, so the warnings read the same on every run.
     for (const auto& [phase, count] : std::map<std::string, size_t>(skipped_phases_.begin(), skipped_phases_.end())) {
       warn(fmt::format("{} events of unsupported phase \"{}\" skipped", count, phase));
@@ -369,6 +372,7 @@ class ChromeTraceImporter {
   Run run_;
   ChromeTraceEventReader reader_;
   TraceHeaderReader header_;
+  MemoryEventImporter memory_events_;
   size_t event_index_ = 0;
   std::string scratch_;
   int64_t last_ts_ns_ = std::numeric_limits<int64_t>::min();

@@ -37,6 +37,11 @@ void append_system_fields(std::string& out, const SystemSample& s) {
   optional_number(o, "memory_used_bytes", m ? std::optional(m->used_bytes) : std::nullopt);
   optional_number(o, "memory_available_bytes", m ? std::optional(m->available_bytes) : std::nullopt);
   optional_number(o, "memory_cached_bytes", m ? std::optional(m->cached_bytes) : std::nullopt);
+  // The memory cgroup: in a container, the memory there really is (null: none, or no limit).
+  const auto& c = s.cgroup_memory;
+  optional_number(o, "cgroup_memory_limit_bytes", c ? c->limit_bytes : std::nullopt);
+  optional_number(o, "cgroup_memory_usage_bytes", c ? std::optional(c->usage_bytes) : std::nullopt);
+  optional_number(o, "cgroup_memory_working_set_bytes", c ? std::optional(c->working_set_bytes) : std::nullopt);
   o.field("disks");
   append_json_array(out, s.disks, [](std::string& a, const DiskRates& d) {
     JsonObject(a).text("name", d.name).number("read_bytes_per_s", d.read_bytes_per_s)

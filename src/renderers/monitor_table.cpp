@@ -39,6 +39,12 @@ void append_system(std::string& out, const SysmonSample& s, bool verbose) {
                        human_bytes(static_cast<double>(sys.memory->cached_bytes)),
                        human_bytes(static_cast<double>(sys.memory->total_bytes)));
   }
+  // A limited memory cgroup (a container) is the memory the job really has.
+  if (const auto& c = sys.cgroup_memory; c && c->limit_bytes) {
+    out += fmt::format("Cgroup memory  working set {}  usage {}  limit {}\n",
+                       human_bytes(static_cast<double>(c->working_set_bytes)),
+                       human_bytes(static_cast<double>(c->usage_bytes)), human_bytes(static_cast<double>(*c->limit_bytes)));
+  }
   if (!sys.cores.empty()) {
     out += "Cores";
     for (const CoreSample& core : sys.cores) out += fmt::format(" {:3.0f}", core.percent.busy);

@@ -386,7 +386,7 @@ TEST(Diagnosis, HostMemoryPressure) {
   ASSERT_TRUE(f);
   EXPECT_FALSE(f->expected_speedup);
   EXPECT_TRUE(any_contains(f->evidence, "peaked at 13.5 GiB of 16.0 GiB (84%)")) << f->evidence[0];
-  EXPECT_TRUE(any_contains(f->evidence, "as little as 1.0 GiB of 16.0 GiB available (6%)"));
+  EXPECT_TRUE(any_contains(f->evidence, "the system's available memory dropped to 1.0 GiB of 16.0 GiB (6%)"));
   EXPECT_EQ(d.findings.back().id, "memory_pressure");  // a risk ranks after time findings
 }
 
@@ -413,6 +413,71 @@ TEST(Diagnosis, DeviceMemoryPressureAndNone) {
   roomy.counter("memory.used_bytes", 0, 100, 4 * kGiB);
   roomy.counter("memory.available_bytes", 0, 100, 12 * kGiB);
   EXPECT_FALSE(find(roomy.diagnose(), "memory_pressure"));
+}
+
+// In a container the job's capacity is its memory cgroup's limit: 7 GiB of a
+// 64 GiB machine is 88 % of an 8 GiB limit, though MemAvailable shows plenty.
+TEST(Diagnosis, HostMemoryPressureAgainstTheCgroupLimit) {
+  RunBuilder b;
+  b.steps(5, 10, 40, 40, 10);
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  for (int64_t t : {100, 200}) {
+    b.counter("memory.used_bytes", 0, t, 20 * kGiB);
+    b.counter("memory.available_bytes", 0, t, 44 * kGiB);
+    b.counter("cgroup.memory.limit_bytes", 0, t, 8 * kGiB);
+    b.counter("cgroup.memory.working_set_bytes", 0, t, t == 100 ? 5 * kGiB : 7.5 * kGiB);
+  }
+  b.counter("process.rss_bytes", kPid, 200, 7 * kGiB);
+  auto d = b.diagnose();
+  const Finding* f = find(d, "memory_pressure");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(any_contains(f->evidence,
+                           "resident memory peaked at 7.0 GiB of 8.0 GiB (88%), the limit of the memory cgroup (the "
+                           "machine has 64.0 GiB)"))
+      << f->evidence[0];
+  EXPECT_TRUE(any_contains(f->evidence, "the room left below the memory cgroup's limit dropped to 512 MiB of 8.0 GiB "
+                                        "(6%), the limit of the memory cgroup (the machine has 64.0 GiB)"));
+  EXPECT_NE(f->title.find("host memory peaks at 94%"), std::string::npos) << f->title;
+
+  // The same job without a limit: 7 GiB of 64 is no pressure.
+  RunBuilder free;
+  free.steps(5, 10, 40, 40, 10);
+  free.counter("memory.used_bytes", 0, 100, 20 * kGiB);
+  free.counter("memory.available_bytes", 0, 100, 44 * kGiB);
+  free.counter("cgroup.memory.working_set_bytes", 0, 100, 7.5 * kGiB);  // no limit track: unlimited
+  free.counter("process.rss_bytes", kPid, 100, 7 * kGiB);
+  EXPECT_FALSE(find(free.diagnose(), "memory_pressure"));
+}
+
+// A trace's allocator counters (process.gpu.N.*_bytes, from "[memory]"
+// events) against the GPU's totalGlobalMem from its deviceProperties.
+TEST(Diagnosis, DeviceMemoryPressureFromTraceAllocatorEvents) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  auto trace_run = [&](double reserved) {
+    RunBuilder b;
+    b.run.metadata["deviceProperties"] =
+        R"([{"id": 0, "name": "A", "totalGlobalMem": 85899345920}, {"id": 1, "totalGlobalMem": 34359738368}])";
+    b.counter("process.gpu.1.allocated_bytes", 42, 10, 20 * kGiB);
+    b.counter("process.gpu.1.reserved_bytes", 42, 10, reserved);
+    b.counter("process.gpu.1.allocated_bytes", 42, 20, 4 * kGiB);
+    b.counter("process.gpu.1.reserved_bytes", 42, 20, 24 * kGiB);
+    return b;
+  };
+  RunBuilder pressed = trace_run(31 * kGiB);  // of GPU 1's 32 GiB, not GPU 0's 80
+  auto d = pressed.diagnose();
+  const Finding* f = find(d, "memory_pressure");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, stepscope::Severity::kHigh);  // 96.9%
+  EXPECT_NE(f->title.find("device memory peaks at 97%"), std::string::npos) << f->title;
+  EXPECT_TRUE(any_contains(f->evidence, "GPU 1 (process 42): PyTorch's allocator reserved up to 31.0 GiB of 32.0 GiB "
+                                        "(97%), tensors took up to 20.0 GiB (62%)"))
+      << f->evidence[0];
+  RunBuilder roomy = trace_run(25 * kGiB);  // 78%
+  EXPECT_FALSE(find(roomy.diagnose(), "memory_pressure"));
+  // Without the GPU's capacity there is nothing to compare with.
+  RunBuilder unknown = trace_run(31 * kGiB);
+  unknown.run.metadata.erase("deviceProperties");
+  EXPECT_FALSE(find(unknown.diagnose(), "memory_pressure"));
 }
 
 TEST(Diagnosis, JsonListsFindingsBestFirstEscaped) {

@@ -261,6 +261,28 @@ TEST(MonitorRenderers, JsonlIsOneEscapedObjectWithNullsForUnsupported) {
   EXPECT_NE(line.find("evil\\\\x1B[2J\\\"name"), std::string::npos) << line;
 }
 
+TEST(MonitorRenderers, JsonlShowsTheMemoryCgroup) {
+  SysmonSample s = fixture_sample();
+  std::string none = monitor_jsonl_line(s);
+  EXPECT_NE(none.find("\"cgroup_memory_limit_bytes\":null,\"cgroup_memory_usage_bytes\":null"), std::string::npos) << none;
+  s.system.cgroup_memory = CgroupMemory{1, 536870912, 400000000, 300000000};
+  std::string limited = monitor_jsonl_line(s);
+  EXPECT_NE(limited.find("\"cgroup_memory_limit_bytes\":536870912,\"cgroup_memory_usage_bytes\":400000000,"
+                         "\"cgroup_memory_working_set_bytes\":300000000"),
+            std::string::npos)
+      << limited;
+}
+
+TEST(MonitorRenderers, TableShowsALimitedMemoryCgroupOnly) {
+  SysmonSample s = fixture_sample();
+  s.system.cgroup_memory = CgroupMemory{2, std::nullopt, 400 << 20, 300 << 20};
+  EXPECT_EQ(monitor_table(s, {false, false, ""}).find("Cgroup"), std::string::npos);
+  s.system.cgroup_memory->limit_bytes = 512 << 20;
+  std::string table = monitor_table(s, {false, false, ""});
+  EXPECT_NE(table.find("Cgroup memory  working set 300"), std::string::npos) << table;
+  EXPECT_NE(table.find("limit 512"), std::string::npos) << table;
+}
+
 TEST(MonitorRenderers, CsvColumnsAreFixedByTheFirstSample) {
   MonitorCsv csv(true);
   SysmonSample s = fixture_sample();

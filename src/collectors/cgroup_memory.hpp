@@ -1,0 +1,73 @@
+// The memory cgroup of a process: its limit and what it uses. In a container
+// (Docker, Kubernetes, a batch scheduler's job) the memory a job can have is
+// the cgroup's limit, not the machine's MemTotal: past the limit the kernel's
+// OOM killer ends the job while /proc/meminfo still shows memory free.
+//
+// Both hierarchies: cgroup v2 (memory.max, memory.current) and v1
+// (memory.limit_in_bytes, memory.usage_in_bytes). The cgroup's directory is
+// found from /proc/PID/cgroup and the cgroup mounts in /proc/self/mountinfo.
+// Parsing takes text, so tests feed fixtures; a file that cannot be read or
+// parsed leaves its value out, never guessed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope {
+
+// A mounted cgroup hierarchy that can hold the memory controller: a v1
+// hierarchy with "memory" among its super options, or the v2 one.
+struct CgroupMount {
+  int version = 0;          // 1 or 2
+  std::string root;         // the cgroup path mounted (field 4 of mountinfo)
+  std::string mount_point;  // where (field 5), octal escapes decoded
+};
+std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo);
+
+// The memory cgroup's directory of a process, from its /proc/PID/cgroup
+// text: the v1 memory hierarchy when one is mounted (a hybrid system keeps
+// the memory controller there), else the v2 one. Nullopt when the process's
+// cgroup lies outside every mount (another cgroup namespace's view).
+struct CgroupDir {
+  int version = 0;
+  std::string path;        // the directory under the mount point
+  std::string mount_point; // the hierarchy's mount point: walking up stops there
+};
+std::optional<CgroupDir> memory_cgroup_dir(std::string_view proc_pid_cgroup, const std::vector<CgroupMount>& mounts);
+
+// A limit file's value: v2 "max" and v1's "unlimited" (a page-rounded
+// INT64_MAX) are no limit, as is anything from 2^60 up.
+std::optional<uint64_t> parse_cgroup_limit(std::string_view text);
+
+// One "key value" line of memory.stat; nullopt without it.
+std::optional<uint64_t> memory_stat_field(std::string_view stat, std::string_view key);
+
+struct CgroupMemory {
+  int version = 0;
+  std::optional<uint64_t> limit_bytes;  // the least limit of the cgroup and its ancestors; none: unlimited
+  uint64_t usage_bytes = 0;             // memory.current / memory.usage_in_bytes: includes page cache
+  // usage - inactive file pages: what cannot be reclaimed without swapping
+  // or killing (the "working set" of docker stats and the kubelet's eviction).
+  uint64_t working_set_bytes = 0;
+};
+
+// Reads the memory cgroup of `pid` on this machine; nullopt without one
+// (no cgroup memory controller, the process gone, files unreadable).
+class CgroupMemoryReader {
+ public:
+  CgroupMemoryReader();
+  std::optional<CgroupMemory> read(pid_t pid) const;
+
+ private:
+  std::vector<CgroupMount> mounts_;
+};
+
+// Reads the counters of the cgroup in `dir` (and the limits of its ancestors).
+std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir);
+
+}  // namespace stepscope
