@@ -33,7 +33,9 @@ std::vector<StepRecord> profiler_steps(const Run& run, int64_t* pid) {
 RunSteps run_steps(const Run& run) {
   RunSteps out;
   StepsAnalysis analysis = analyze_steps(run);
-  if (!analysis.empty()) {
+  // Trace steps keep compare's own reading of ProfilerStep ranges (every
+  // range, no phases), which its documentation and verdicts rely on.
+  if (!analysis.empty() && analysis.origin == StepsOrigin::kHooks) {
     const ProcessSteps& primary = analysis.processes[analysis.primary];
     out.steps = primary.steps;
     out.pid = primary.pid;

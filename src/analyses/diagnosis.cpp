@@ -1,6 +1,7 @@
 #include "analyses/diagnosis.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -15,7 +16,8 @@ using Rule = std::optional<Finding> (*)(const DiagnosisInput&, const DiagnosisFa
 
 // In the order ties are shown.
 constexpr Rule kRules[] = {
-    input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, sync_in_loop_rule,
+    input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, python_overhead_rule,
+    sync_in_loop_rule,
     gpu_utilization_rule, communication_not_overlapped_rule, pageable_memcpy_rule, small_memcpy_rule,
     memory_pressure_rule,
 };
@@ -77,11 +79,62 @@ Diagnosis diagnose(const DiagnosisInput& input) {
   rank_findings(out.findings);
   if (!facts.primary) {
     out.note =
-        "none: the run has no steps (not recorded by stepscope with its hooks), so the step-time rules "
-        "could not look";
+        "none: the run has no steps (neither recorded by stepscope with its hooks nor a trace with "
+        "ProfilerStep#N ranges), so the step-time rules could not look";
   } else if (out.findings.empty()) {
     out.note = clean_step_note(*facts.primary);
   }
+  return out;
+}
+
+namespace {
+
+// Whether `a` is a worse case of the same finding than `b`.
+bool worse(const Finding& a, const Finding& b) {
+  if (a.expected_speedup && b.expected_speedup) return *a.expected_speedup > *b.expected_speedup;
+  return a.severity > b.severity;
+}
+
+std::string ranks_text(const std::vector<std::string>& labels) {
+  std::string text;
+  for (const std::string& label : labels) text += (text.empty() ? "" : ", ") + label;
+  return text;
+}
+
+}  // namespace
+
+Diagnosis merge_rank_diagnoses(const std::vector<RankDiagnosis>& ranks) {
+  Diagnosis out;
+  if (ranks.empty()) return out;
+  out.note = ranks.front().diagnosis.note;
+  std::map<std::string, size_t> index_of_id;  // into out.findings
+  std::vector<std::string> figures_of;        // by finding: the rank whose figures it keeps
+  for (const RankDiagnosis& rank : ranks) {
+    for (const Finding& finding : rank.diagnosis.findings) {
+      auto [it, added] = index_of_id.emplace(finding.id, out.findings.size());
+      if (added) {
+        out.findings.push_back(finding);
+        figures_of.push_back(rank.label);
+      } else if (worse(finding, out.findings[it->second])) {
+        std::vector<std::string> seen = std::move(out.findings[it->second].ranks);
+        out.findings[it->second] = finding;
+        out.findings[it->second].ranks = std::move(seen);
+        figures_of[it->second] = rank.label;
+      }
+      out.findings[it->second].ranks.push_back(rank.label);
+    }
+  }
+  // The first evidence line says where it was found and whose figures follow.
+  for (size_t i = 0; i < out.findings.size(); ++i) {
+    Finding& f = out.findings[i];
+    std::string where = f.ranks.size() == 1
+                            ? fmt::format("found on {} only, of {} ranks", figures_of[i], ranks.size())
+                            : fmt::format("found on {} of {} ranks ({}); the figures below are of {}, where the "
+                                          "bound is highest",
+                                          f.ranks.size(), ranks.size(), ranks_text(f.ranks), figures_of[i]);
+    f.evidence.insert(f.evidence.begin(), std::move(where));
+  }
+  rank_findings(out.findings);
   return out;
 }
 

@@ -36,6 +36,9 @@ struct Finding {
   // about risk), and the bound on the speedup its remedy can bring.
   double share = 0;
   std::optional<double> expected_speedup;
+  // In a report over several ranks: the ranks it was found on (empty for a
+  // single run). The figures are of the rank where the bound is highest.
+  std::vector<std::string> ranks;
 };
 
 // What the rules read: the analyses a report gathers. All refer to `run`.
@@ -55,6 +58,18 @@ struct Diagnosis {
 };
 
 Diagnosis diagnose(const DiagnosisInput& input);
+
+// One rank's diagnosis in a report over several ranks (label: "rank 3", or
+// the trace's file when it names no rank).
+struct RankDiagnosis {
+  std::string label;
+  Diagnosis diagnosis;
+};
+
+// The findings of every rank, each rule's findings merged into one that lists
+// the ranks it was found on and keeps the figures of the rank with the
+// highest bound; best first. The note is the first rank's.
+Diagnosis merge_rank_diagnoses(const std::vector<RankDiagnosis>& ranks);
 
 // The Amdahl bound on the speedup from removing `share` of the time:
 // 1 / (1 - share), with share clamped below 1 so the bound stays finite.

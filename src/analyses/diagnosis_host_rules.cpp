@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_rules.hpp"
+#include "analyses/trace_steps.hpp"
 #include "renderers/frame_label.hpp"
 
 namespace stepscope {
@@ -74,6 +75,68 @@ std::pair<OptimizerImpl, std::string> seen_optimizer_impl(const Run& run, const 
   return {optimizer_impl(name), name};
 }
 
+// From a trace: the operators inside its Optimizer ranges on the step
+// thread during steady steps. torch names the implementations' kernels
+// aten::_fused_adamw_, aten::_foreach_add_, ...; with neither, the optimizer
+// runs one small operation per parameter tensor.
+std::pair<OptimizerImpl, std::string> traced_optimizer_impl(const Run& run, const DiagnosisFacts& f) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const Span& s : run.spans) {
+    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    if (s.start_ns < f.window_start_ns || s.end_ns > f.window_end_ns) continue;
+    if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_optimizer_range(run.strings.get(s.name))) {
+      ranges.emplace_back(s.start_ns, s.end_ns);
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::map<std::string, size_t> ops;
+  size_t total = 0;
+  for (const Span& s : run.spans) {
+    if (s.kind != SpanKind::kCpuOp || s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), std::make_pair(s.start_ns, INT64_MAX));
+    if (it == ranges.begin() || std::prev(it)->second <= s.start_ns) continue;
+    const std::string& name = run.strings.get(s.name);
+    if (is_optimizer_range(name)) continue;
+    ++ops[name];
+    ++total;
+  }
+  if (total == 0) return {OptimizerImpl::kUnknown, ""};
+  for (auto [needle, impl] :
+       {std::make_pair("_fused_", OptimizerImpl::kFused), std::make_pair("_foreach_", OptimizerImpl::kForeach)}) {
+    for (const auto& [name, count] : ops) {
+      if (name.find(needle) == std::string::npos) continue;
+      const char* kind = impl == OptimizerImpl::kFused ? "fused" : "foreach";
+      return {impl, fmt::format("the trace's optimizer ranges run {} operators ({}): the {} implementation", kind,
+                                name, kind)};
+    }
+  }
+  auto most = std::max_element(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  size_t steps = std::max<size_t>(1, f.primary->steps.size() - f.primary->warmup_steps);
+  return {OptimizerImpl::kForLoop,
+          fmt::format("the trace's optimizer ranges run {} operators per step, none foreach or fused ({} most, {} "
+                      "times): one small operation per parameter tensor",
+                      total / steps, most->first, most->second / steps)};
+}
+
+// Which implementation the samples show, else (on a trace) the operators.
+std::pair<OptimizerImpl, std::string> optimizer_impl_evidence(const Run& run, const DiagnosisFacts& f, bool trace) {
+  auto [impl, function] = seen_optimizer_impl(run, f);
+  switch (impl) {
+    case OptimizerImpl::kForLoop:
+      return {impl, fmt::format("the samples show the for-loop implementation ({}): one small operation per "
+                                "parameter tensor",
+                                function)};
+    case OptimizerImpl::kForeach:
+      return {impl, fmt::format("the samples show the foreach implementation ({})", function)};
+    case OptimizerImpl::kFused:
+      return {impl, fmt::format("the samples show the fused implementation ({})", function)};
+    case OptimizerImpl::kUnknown:
+      break;
+  }
+  if (trace) return traced_optimizer_impl(run, f);
+  return {OptimizerImpl::kUnknown, ""};
+}
+
 bool is_gc_marker(const Frame& frame, const StringTable& strings) {
   return frame.kind == FrameKind::kMarker && strings.get(frame.function) == "<GC>";
 }
@@ -134,24 +197,13 @@ std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& in, const Diag
   Finding out = time_finding(
       "optimizer_heavy", fmt::format("Optimizer-heavy: the optimizer step takes {} of step time", percent_text(share)),
       share);
-  out.evidence.push_back(fmt::format("optimizer.step() takes {:.1f} ms of a mean {:.1f} ms step", share * f.primary->step_time.mean_ms,
-                                     f.primary->step_time.mean_ms));
-  auto [impl, function] = seen_optimizer_impl(in.run, f);
-  switch (impl) {
-    case OptimizerImpl::kForLoop:
-      out.evidence.push_back(fmt::format("the samples show the for-loop implementation ({}): one small "
-                                         "operation per parameter tensor",
-                                         function));
-      break;
-    case OptimizerImpl::kForeach:
-      out.evidence.push_back(fmt::format("the samples show the foreach implementation ({})", function));
-      break;
-    case OptimizerImpl::kFused:
-      out.evidence.push_back(fmt::format("the samples show the fused implementation ({})", function));
-      break;
-    case OptimizerImpl::kUnknown:
-      break;
-  }
+  // A trace's optimizer phase is its Optimizer.step and zero_grad ranges (docs/steps.md).
+  bool trace = in.steps.origin == StepsOrigin::kProfilerSteps;
+  out.evidence.push_back(fmt::format("{} take{} {:.1f} ms of a mean {:.1f} ms step",
+                                     trace ? "the trace's Optimizer.step and Optimizer.zero_grad ranges" : "optimizer.step()",
+                                     trace ? "" : "s", share * f.primary->step_time.mean_ms, f.primary->step_time.mean_ms));
+  auto [impl, evidence] = optimizer_impl_evidence(in.run, f, trace);
+  if (!evidence.empty()) out.evidence.push_back(evidence);
   out.recommendation =
       impl == OptimizerImpl::kFused
           ? "The optimizer is fused already: step it less often (gradient accumulation over larger "

@@ -50,7 +50,17 @@ std::optional<std::string> worker_functions_evidence(const DiagnosisInput& in) {
                      in.run.strings.get(top.function), in.run.strings.get(top.file));
 }
 
+// A trace names the DataLoader's iterator but has no worker processes:
+// _MultiProcessingDataLoaderIter means num_workers > 0, count unknown.
+bool trace_loader_has_workers(const DiagnosisFacts& f) {
+  return f.primary->loader_iterator.find("MultiProcessing") != std::string::npos;
+}
+
 std::string workers_evidence(const DiagnosisFacts& f) {
+  if (f.worker_pids.empty() && trace_loader_has_workers(f)) {
+    return "DataLoader workers: some (the trace's iterator is " + f.primary->loader_iterator +
+           "; a trace does not say how many)";
+  }
   if (f.worker_pids.empty()) return "DataLoader workers: none seen (num_workers=0): the main process loads every batch itself";
   std::string text = fmt::format("DataLoader workers: {} process{}", f.worker_pids.size(), f.worker_pids.size() == 1 ? "" : "es");
   if (f.worker_cpu_cores) text += fmt::format(", using {:.2f} cores in all", *f.worker_cpu_cores);
@@ -116,7 +126,9 @@ Finding input_bound(const DiagnosisFacts& f, double share, bool io) {
   out.expected_speedup = io ? amdahl_speedup(share) : cpu_bound_speedup(f, share);
   size_t workers = f.worker_pids.size();
   size_t idle = f.idle_cores ? static_cast<size_t>(std::lround(*f.idle_cores)) : 0;
-  std::string more = workers == 0 ? fmt::format("Set DataLoader(num_workers={}, persistent_workers=True)", std::max<size_t>(1, idle))
+  std::string more = workers == 0 && trace_loader_has_workers(f)
+                         ? std::string("Raise num_workers and set persistent_workers=True")
+                     : workers == 0 ? fmt::format("Set DataLoader(num_workers={}, persistent_workers=True)", std::max<size_t>(1, idle))
                                   : fmt::format("Raise num_workers from {} to about {} and set persistent_workers=True",
                                                 workers, workers + std::max<size_t>(1, idle));
   out.recommendation =

@@ -20,6 +20,11 @@ std::optional<Finding> logging_overhead_rule(const DiagnosisInput& input, const 
 std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 std::optional<Finding> gc_pauses_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
+// python_overhead: many tiny operators whose host-side cost (Python between
+// them, dispatch) paces the step while the device, if any, idles. From a
+// trace's operator spans.
+std::optional<Finding> python_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
 // sync_in_loop: the host blocked on device synchronizations inside steps.
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
@@ -43,6 +48,11 @@ inline constexpr double kLoggingShare = 0.05;         // of the step thread's sa
 inline constexpr double kOptimizerShare = 0.20;       // optimizer phase of step time
 inline constexpr double kGcShare = 0.05;              // of steady step time
 inline constexpr double kSyncShare = 0.03;           // device idle caused by syncs, of step time
+inline constexpr double kPythonOverheadShare = 0.20;  // host per-operator cost of step time
+inline constexpr int64_t kTinyOpNs = 20'000;          // a top-level operator shorter than this is overhead
+inline constexpr size_t kMinOpsPerStep = 100;         // fewer top-level operators per step say nothing
+inline constexpr int64_t kLongGapNs = 1'000'000;      // a gap without operators this long is a stall, not overhead
+inline constexpr int64_t kStallFactor = 10;           // an operator beyond this x its name's median stalled
 inline constexpr uint64_t kMinRuleSamples = 5;        // fewer samples say nothing
 inline constexpr double kHostMemoryPeak = 0.80;       // tree RSS of total memory
 inline constexpr double kHostMemoryAvailable = 0.10;  // least available of total

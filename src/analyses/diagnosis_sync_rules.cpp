@@ -93,7 +93,8 @@ std::vector<SyncSite> sync_sites(const Run& run) {
   return out;
 }
 
-// The steps: the recorded run's steady steps, else a trace's ProfilerStep#N ranges.
+// The steps: the steps analysis's steady steps (hooks, or a trace's complete
+// ProfilerStep#N ranges), else every ProfilerStep#N range.
 Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
   Intervals out;
   if (f.primary) {

@@ -150,5 +150,9 @@ struct Interval {
 std::vector<Interval> merge_sorted(const std::vector<Interval>& sorted);
 int64_t total_length(const std::vector<Interval>& disjoint);
 int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// Merges intervals in any order into disjoint ones sorted by start.
+std::vector<Interval> merge_unsorted(std::vector<Interval> intervals);
+// The part of disjoint, sorted intervals inside [start, end).
+std::vector<Interval> clip_disjoint(const std::vector<Interval>& disjoint, int64_t start, int64_t end);
 
 }  // namespace stepscope

@@ -1,5 +1,5 @@
-// Interval unions for the GPU analyses: one sweep over intervals sorted by
-// start.
+// Interval unions for the GPU analyses (and the trace-step phases): one
+// sweep over intervals sorted by start.
 #include <algorithm>
 
 #include "analyses/gpu.hpp"
@@ -16,6 +16,22 @@ std::vector<Interval> merge_sorted(const std::vector<Interval>& sorted) {
     }
   }
   return merged;
+}
+
+std::vector<Interval> merge_unsorted(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  return merge_sorted(intervals);
+}
+
+std::vector<Interval> clip_disjoint(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
+  std::vector<Interval> out;
+  auto it = std::upper_bound(disjoint.begin(), disjoint.end(), start,
+                             [](int64_t t, const Interval& i) { return t < i.end_ns; });
+  for (; it != disjoint.end() && it->start_ns < end; ++it) {
+    out.push_back({std::max(start, it->start_ns), std::min(end, it->end_ns)});
+  }
+  return out;
 }
 
 int64_t total_length(const std::vector<Interval>& disjoint) {

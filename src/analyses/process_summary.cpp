@@ -6,6 +6,40 @@
 
 namespace stepscope {
 
+namespace {
+
+bool is_device_span(SpanKind kind) {
+  return kind == SpanKind::kKernel || kind == SpanKind::kMemcpy || kind == SpanKind::kMemset ||
+         kind == SpanKind::kDeviceAnnotation;
+}
+
+bool is_imported_trace(const Run& run) {
+  auto format = run.metadata.find("source_format");
+  return format != run.metadata.end() && format->second == "chrome_trace";
+}
+
+// Host spans decide; kOther does not (a trace's unknown categories, such as
+// Kineto's "Trace" span on its "Spans" track, are kOther).
+ProcessRole role_of(bool sampled, size_t host_spans, size_t device_spans, bool trace) {
+  if (sampled || host_spans > 0) return ProcessRole::kHost;
+  if (device_spans > 0) return ProcessRole::kDevice;
+  return trace ? ProcessRole::kTraceTrack : ProcessRole::kHost;
+}
+
+}  // namespace
+
+const char* process_role_name(ProcessRole role) {
+  switch (role) {
+    case ProcessRole::kDevice:
+      return "device";
+    case ProcessRole::kTraceTrack:
+      return "trace_track";
+    case ProcessRole::kHost:
+      break;
+  }
+  return "host";
+}
+
 std::vector<ProcessSummary> summarize_processes(const Run& run) {
   std::vector<ProcessSummary> out;
   std::map<int64_t, size_t> index_of_pid;  // the latest process with that pid
@@ -32,6 +66,24 @@ std::vector<ProcessSummary> summarize_processes(const Run& run) {
     s.idle += sample.state == ThreadState::kIdle;
     s.disk_wait += sample.state == ThreadState::kDiskWait;
     if (threads.insert({sample.pid, sample.tid}).second) ++s.threads;
+  }
+  std::map<int64_t, std::pair<size_t, size_t>> host_device_spans;  // by pid
+  for (const Span& span : run.spans) {
+    auto found = index_of_pid.find(span.pid);
+    if (found == index_of_pid.end()) continue;
+    ProcessSummary& s = out[found->second];
+    ++s.spans;
+    if (is_device_span(span.kind)) {
+      ++host_device_spans[span.pid].second;
+    } else if (span.kind != SpanKind::kOther) {
+      ++host_device_spans[span.pid].first;
+    }
+    if (threads.insert({span.pid, span.tid}).second) ++s.threads;
+  }
+  bool trace = is_imported_trace(run);
+  for (ProcessSummary& s : out) {
+    auto [host, device] = host_device_spans[s.pid];
+    s.role = role_of(s.samples > 0, host, device, trace);
   }
   return out;
 }

@@ -1,6 +1,17 @@
 #include "analyses/report.hpp"
 
+#include <filesystem>
+
 namespace stepscope {
+
+namespace {
+
+// "rank 3", or the trace's file when it names no rank.
+std::string rank_label(const GpuRank& rank) {
+  return rank.rank ? "rank " + std::to_string(*rank.rank) : std::filesystem::path(rank.source).filename().string();
+}
+
+}  // namespace
 
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options) {
@@ -16,12 +27,17 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.ops = analyze_ops(run, ops_options);
   report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
   report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front()});
+  report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
   return report;
 }
 
 void add_rank(Report& report, const Run& run, const std::string& source) {
-  report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
+  const GpuRank& gpu = report.gpu.ranks.emplace_back(analyze_gpu_rank(run, source));
   report.rank_comparison = compare_ranks(report.gpu.ranks);
+  StepsAnalysis steps = analyze_steps(run);
+  std::vector<ProcessSummary> processes = summarize_processes(run);
+  report.rank_diagnoses.push_back({rank_label(gpu), diagnose({run, steps, processes, &gpu})});
+  report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
 }
 
 }  // namespace stepscope

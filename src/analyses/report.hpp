@@ -27,14 +27,16 @@ struct Report {
   OpsAnalysis ops;
   GpuAnalysis gpu;  // one rank per trace; the first is `run`
   std::optional<RankComparison> rank_comparison;  // with several ranks
-  Diagnosis diagnosis;  // findings, best first
+  Diagnosis diagnosis;  // findings, best first; with several ranks, merged over them
+  std::vector<RankDiagnosis> rank_diagnoses;  // each rank's own, in input order
 };
 
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options = {});
 
-// Adds the device analyses of another rank of the same job (its Run may be
-// freed afterwards) and compares the ranks.
+// Adds the device analyses and the diagnosis of another rank of the same job
+// (its Run may be freed afterwards), compares the ranks, and merges the
+// ranks' findings into the report's diagnosis.
 void add_rank(Report& report, const Run& run, const std::string& source);
 
 }  // namespace stepscope

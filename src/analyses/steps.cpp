@@ -1,5 +1,8 @@
 #include "analyses/steps.hpp"
 
+#include "analyses/device_activity.hpp"
+#include "analyses/trace_steps.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -179,6 +182,33 @@ void summarize(ProcessSteps& p, size_t bins) {
   p.peak_device_bytes = peak(p.steps, &StepRecord::device_peak_bytes);
 }
 
+// Ranked processes first, by rank; the others by pid.
+void order_by_rank(std::vector<ProcessSteps>& processes) {
+  std::stable_sort(processes.begin(), processes.end(), [](const ProcessSteps& a, const ProcessSteps& b) {
+    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
+    return a.rank.value_or(0) < b.rank.value_or(0);
+  });
+}
+
+// A trace's steps: throughput and memory unknown (the trace has neither
+// batch sizes nor per-step peaks); the rank is the trace's.
+std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOptions& options) {
+  std::vector<ProcessSteps> out;
+  std::optional<int64_t> rank = trace_rank(run);
+  for (TraceProcessSteps& t : trace_steps(run)) {
+    ProcessSteps& p = out.emplace_back();
+    p.pid = t.pid;
+    p.rank = rank;
+    p.steps = std::move(t.steps);
+    p.profiler_ranges = t.ranges;
+    p.last_range_left_out = t.last_left_out;
+    p.loader_iterator = std::move(t.loader_iterator);
+    summarize(p, options.histogram_bins);
+  }
+  order_by_rank(out);
+  return out;
+}
+
 std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options) {
   std::map<int64_t, std::vector<const Span*>> steps_by_pid;
   for (const Span& s : run.spans) {
@@ -206,11 +236,7 @@ std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& 
     }
     summarize(p, options.histogram_bins);
   }
-  // Ranked processes first, by rank; the others by pid.
-  std::stable_sort(out.begin(), out.end(), [](const ProcessSteps& a, const ProcessSteps& b) {
-    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
-    return a.rank.value_or(0) < b.rank.value_or(0);
-  });
+  order_by_rank(out);
   return out;
 }
 
@@ -333,10 +359,30 @@ size_t warmup_step_count(size_t steps) {
   return std::clamp<size_t>(steps / 10, 1, 10);
 }
 
+const char* steps_origin_name(StepsOrigin origin) {
+  switch (origin) {
+    case StepsOrigin::kHooks:
+      return "hooks";
+    case StepsOrigin::kProfilerSteps:
+      return "profiler_steps";
+    case StepsOrigin::kNone:
+      break;
+  }
+  return "none";
+}
+
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
   StepsAnalysis out;
   out.processes = collect_processes(run, options);
-  if (out.processes.empty()) return out;
+  out.origin = StepsOrigin::kHooks;
+  if (out.processes.empty()) {
+    out.processes = collect_trace_processes(run, options);
+    out.origin = StepsOrigin::kProfilerSteps;
+  }
+  if (out.processes.empty()) {
+    out.origin = StepsOrigin::kNone;
+    return out;
+  }
   out.primary = pick_primary(out.processes);
   out.slowest = pick_slowest(out.processes);
   out.attribution = attribute_samples(run, out.processes[out.primary], options.top_functions);

@@ -3,13 +3,16 @@
 // and, where the sampler ran, which functions the data wait spent its time in.
 //
 // Input: the step and phase spans and per-step counters that the Python
-// hooks record (docs/steps.md). Steps are kept per process; a process that
-// reports a rank (torchrun's RANK) is that rank.
+// hooks record (docs/steps.md), or, in a run without them, a torch.profiler
+// trace's ProfilerStep#N ranges and the annotations inside them
+// (trace_steps.hpp). Steps are kept per process; a process that reports a
+// rank (torchrun's RANK, a trace's distributedInfo) is that rank.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "run/run.hpp"
@@ -56,7 +59,17 @@ struct ProcessSteps {
   std::optional<int64_t> peak_host_bytes;    // over all steps
   std::optional<int64_t> peak_device_bytes;
   bool host_peak_per_step = false;  // false: the process's peak so far (no clear_refs)
+  // Trace steps only: the ProfilerStep ranges seen, whether the last was
+  // left out (cut short by the profiler), and the DataLoader iterator class
+  // its data waits name ("_SingleProcessDataLoaderIter": num_workers=0).
+  size_t profiler_ranges = 0;
+  bool last_range_left_out = false;
+  std::string loader_iterator;
 };
+
+// Where the steps came from.
+enum class StepsOrigin { kNone, kHooks, kProfilerSteps };
+const char* steps_origin_name(StepsOrigin origin);
 
 struct FunctionSamples {
   StringId function = StringTable::kEmpty;
@@ -77,6 +90,7 @@ struct StepSampleAttribution {
 };
 
 struct StepsAnalysis {
+  StepsOrigin origin = StepsOrigin::kNone;
   std::vector<ProcessSteps> processes;  // with steps; ordered by rank, then pid
   size_t primary = 0;                   // the process the run-level figures describe
   std::optional<size_t> slowest;        // when several processes report steps

@@ -17,6 +17,10 @@ void append_diagnosis_json(const Diagnosis& diagnosis, std::string& out) {
     } else {
       o.literal("expected_speedup", "null");
     }
+    if (!f.ranks.empty()) {
+      o.field("ranks");
+      append_json_array(s, f.ranks, [](std::string& r, const std::string& label) { append_json_string(r, label); });
+    }
   });
 }
 

@@ -76,6 +76,11 @@ void write_launch_and_memcpy(const GpuRank& rank, std::ostream& out) {
     out << fmt::format("  {:<8} {:>6} ops {:>12} {:>14}", d.direction, d.count, ms(static_cast<double>(d.total_ns)),
                        d.bytes > 0 ? fmt::format("{} bytes", d.bytes) : "size unknown");
     if (auto bw = d.bandwidth_gbps()) out << fmt::format(" {:>8.2f} GB/s", *bw);
+    // What pageable_memcpy and small_memcpy read; memsets are never either.
+    if (d.pageable > 0) out << fmt::format(", {} pageable ({})", d.pageable, ms(static_cast<double>(d.pageable_ns)));
+    if (d.small > 0) {
+      out << fmt::format(", {} small < {} KiB ({})", d.small, kSmallMemcpyBytes / 1024, ms(static_cast<double>(d.small_ns)));
+    }
     out << '\n';
   }
 }

@@ -39,11 +39,11 @@ const char* kind_name(FrameKind kind) {
 void append_processes(const Report& report, std::string& out) {
   append_json_array(out, report.processes, [&](std::string& s, const ProcessSummary& p) {
     JsonObject o(s);
-    o.number("pid", p.pid).number("parent_pid", p.parent_pid);
+    o.number("pid", p.pid).number("parent_pid", p.parent_pid).text("role", process_role_name(p.role));
     o.text("command", report.run->strings.get(p.command)).text("python_version", p.python_version);
     o.number("start_ns", p.start_ns).number("end_ns", p.end_ns);
     o.literal("exit_status", p.exit_status >= 0 ? std::to_string(p.exit_status) : "null");
-    o.number("threads", p.threads).number("samples", p.samples);
+    o.number("threads", p.threads).number("spans", p.spans).number("samples", p.samples);
     o.number("running_samples", p.running).number("idle_samples", p.idle);
     o.number("disk_wait_samples", p.disk_wait);
   });

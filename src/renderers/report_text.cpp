@@ -1,5 +1,7 @@
 #include "renderers/report_text.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "renderers/diagnosis_text.hpp"
@@ -38,6 +40,7 @@ void write_processes(const Report& report, std::ostream& out) {
   out << fmt::format("  {:>8} {:>8} {:>7} {:>7} {:>8} {:>7} {:>5} {:>5} {:>5}  {}\n", "pid", "parent",
                      "python", "threads", "samples", "running", "idle", "disk", "exit", "command");
   for (const ProcessSummary& p : report.processes) {
+    if (p.role != ProcessRole::kHost) continue;
     out << fmt::format("  {:>8} {:>8} {:>7} {:>7} {:>8} {:>7} {:>5} {:>5} {:>5}  {}\n", p.pid,
                        p.parent_pid, p.python_version.empty() ? "-" : p.python_version, p.threads,
                        p.samples, percent(p.running, p.samples), percent(p.idle, p.samples),
@@ -45,6 +48,32 @@ void write_processes(const Report& report, std::ostream& out) {
                        p.exit_status >= 0 ? std::to_string(p.exit_status) : "-",
                        printable_shortened(run.strings.get(p.command), 70));
   }
+}
+
+// A trace's device "processes" and Kineto's own tracks are no host
+// processes: one line each kind, after the table.
+void write_other_tracks(const Report& report, std::ostream& out) {
+  // Kineto often names a device track after the host process: the name
+  // then says nothing, the pid does.
+  std::set<StringId> host_names;
+  for (const ProcessSummary& p : report.processes) {
+    if (p.role == ProcessRole::kHost) host_names.insert(p.command);
+  }
+  auto label = [&](const ProcessSummary& p) {
+    if (p.command == StringTable::kEmpty || host_names.count(p.command)) return fmt::format("pid {}", p.pid);
+    return fmt::format("pid {} ({})", p.pid, printable_shortened(report.run->strings.get(p.command), 40));
+  };
+  std::string devices, tracks;
+  for (const ProcessSummary& p : report.processes) {
+    if (p.role == ProcessRole::kDevice) {
+      devices += fmt::format("{}{}: {} stream{}, {} events", devices.empty() ? "" : "; ", label(p), p.threads,
+                             p.threads == 1 ? "" : "s", p.spans);
+    } else if (p.role == ProcessRole::kTraceTrack) {
+      tracks += (tracks.empty() ? "" : ", ") + label(p);
+    }
+  }
+  if (!devices.empty()) out << "  devices (not host processes): " << devices << '\n';
+  if (!tracks.empty()) out << "  trace tracks without host or device activity, left out: " << tracks << '\n';
 }
 
 void write_function_rows(const Report& report, std::ostream& out, size_t top) {
@@ -95,6 +124,7 @@ void write_glance(const Report& report, const TextStyle& style, std::ostream& ou
   out << '\n' << style.bold("Throughput and step anatomy") << fmt::format(" (pid {}, steady steps)\n", p.pid);
   std::string rate = p.samples_per_sec ? fmt::format("{:.1f} samples/s", *p.samples_per_sec) : "- samples/s";
   if (p.tokens_per_sec) rate += fmt::format(", {:.1f} tokens/s", *p.tokens_per_sec);
+  if (report.steps.origin == StepsOrigin::kProfilerSteps) rate = "unknown (a trace has no batch sizes)";
   out << fmt::format("  throughput  {}\n", rate);
   out << fmt::format("  step time   p50 {:.2f} ms, p90 {:.2f} ms, mean {:.2f} ms over {} steps\n", p.step_time.p50_ms,
                      p.step_time.p90_ms, p.step_time.mean_ms, p.steps.size() - p.warmup_steps);
@@ -124,6 +154,7 @@ void write_report_text(const Report& report, std::ostream& out, const ReportText
   write_hottest(report, style, out, options.hottest_functions);
   out << '\n' << style.bold("Details") << '\n';
   write_processes(report, out);
+  write_other_tracks(report, out);
   write_steps_text(*report.run, report.steps, out);
   write_ops_text(*report.run, report.ops, out, options.top_functions);
   write_gpu_text(report.gpu, report.rank_comparison, out, options.top_functions);

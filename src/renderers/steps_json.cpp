@@ -102,11 +102,18 @@ void append_attribution(const Run& run, const StepSampleAttribution& a, std::str
 
 void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& out) {
   JsonObject o(out);
+  o.text("origin", steps_origin_name(steps.origin));
   if (steps.empty()) {
     o.number("count", 0).text("reason", no_steps_reason(run));
     return;
   }
-  append_process_fields(o, steps.processes[steps.primary], out, true);
+  const ProcessSteps& primary = steps.processes[steps.primary];
+  if (steps.origin == StepsOrigin::kProfilerSteps) {
+    o.text("origin_note", trace_origin_note(primary));
+    o.number("profiler_ranges", primary.profiler_ranges).boolean("last_range_left_out", primary.last_range_left_out);
+    o.text("loader_iterator", primary.loader_iterator);
+  }
+  append_process_fields(o, primary, out, true);
   o.field("samples");
   append_attribution(run, steps.attribution, out);
   o.field("ranks");

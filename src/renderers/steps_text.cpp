@@ -53,6 +53,7 @@ void write_functions(const Run& run, const char* title, uint64_t total, const st
 void write_process(const Run& run, const StepsAnalysis& steps, const ProcessSteps& p, std::ostream& out) {
   out << fmt::format("\nSteps of {}: {} steps, the first {} left out as warm-up\n", who(p), p.steps.size(),
                      p.warmup_steps);
+  if (steps.origin == StepsOrigin::kProfilerSteps) out << "  from          " << trace_origin_note(p) << '\n';
   out << fmt::format("  throughput     {}, {}\n", per_sec(p.samples_per_sec, "samples"), per_sec(p.tokens_per_sec, "tokens"));
   out << fmt::format("  step time      p50 {:.2f} ms, p90 {:.2f} ms, p99 {:.2f} ms, mean {:.2f} ms\n",
                      p.step_time.p50_ms, p.step_time.p90_ms, p.step_time.p99_ms, p.step_time.mean_ms);
@@ -60,7 +61,8 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
                      100 * p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]);
   write_phases(p, out);
   out << fmt::format("  peak memory    host {}{}, device {}\n", mib(p.peak_host_bytes),
-                     p.host_peak_per_step ? "" : " (process peak, not per step)", mib(p.peak_device_bytes));
+                     p.host_peak_per_step || !p.peak_host_bytes ? "" : " (process peak, not per step)",
+                     mib(p.peak_device_bytes));
   write_histogram(p, out);
   const StepSampleAttribution& a = steps.attribution;
   write_functions(run, "waiting for data, main process: top functions", a.data_wait_samples, a.data_wait_functions, out);
@@ -81,7 +83,21 @@ void write_ranks(const StepsAnalysis& steps, std::ostream& out) {
 
 }  // namespace
 
+std::string trace_origin_note(const ProcessSteps& p) {
+  std::string text = "the trace's ProfilerStep#N ranges";
+  if (p.last_range_left_out) {
+    text += fmt::format(" ({} of {}: the last, cut short by the profiler, left out)", p.steps.size(), p.profiler_ranges);
+  }
+  text += "; phases from its annotations (docs/steps.md); throughput unknown: a trace has no batch sizes";
+  if (!p.loader_iterator.empty()) text += "; DataLoader iterator " + printable_utf8(p.loader_iterator);
+  return text;
+}
+
 std::string no_steps_reason(const Run& run) {
+  if (auto format = run.metadata.find("source_format"); format != run.metadata.end() && format->second == "chrome_trace") {
+    return "the trace has no ProfilerStep#N ranges (torch.profiler writes them when it is given a schedule "
+           "and prof.step() is called after each step)";
+  }
   auto hooks = run.metadata.find("hooks");
   if (hooks == run.metadata.end()) {
     return "the run was not recorded with stepscope's hooks (attach mode, an imported trace, "

@@ -51,4 +51,25 @@ PYEOF
 expect_status 0 "$STEPSCOPE" report "$kineto/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
 grep -q "complete steps only (1 of 2 ProfilerSteps" "$WORK/stdout" || fail "AMD text lacks the complete-steps note: $(cat "$WORK/stdout")"
 grep -q "hipLaunchKernel\|launches" "$WORK/stdout" || fail "AMD launches not found: $(cat "$WORK/stdout")"
+# The text report shows the pageable and small copies per direction, the
+# numbers the JSON has (alexnet: pageable HtoD copies; trace_diff/test: small DtoH).
+for trace in critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz trace_diff/test/test.json.gz; do
+  expect_status 0 "$STEPSCOPE" report "$kineto/$trace" --json -o "$WORK/copies.json"
+  expect_status 0 "$STEPSCOPE" report "$kineto/$trace"
+  "$PY" - "$WORK/copies.json" "$WORK/stdout" <<'PYEOF' || fail "$trace: copy counts in the text report"
+import json, re, sys
+directions = json.load(open(sys.argv[1]))["gpu"]["ranks"][0]["memcpy"]["directions"]
+text = open(sys.argv[2]).read()
+seen = 0
+for d in directions:
+    line = [l for l in text.splitlines() if re.match(r"\s+%s\s+%d ops" % (d["direction"], d["count"]), l)]
+    assert len(line) == 1, (d, text)
+    for key, words in (("pageable", "pageable"), ("small", "small < 64 KiB")):
+        want = "%d %s (" % (d[key], words)
+        assert (want in line[0]) == (d[key] > 0), (want, line[0])
+        seen += d[key]
+assert seen > 0, directions
+PYEOF
+  passed=$((passed + 1))
+done
 echo "$passed passed, 0 failed"

@@ -60,9 +60,26 @@ for got, want in zip(both["ranks"], singles):
     assert got == want, (got["source"], want["source"])
 assert "comparison" in both and all(len(m["values"]) == 2 for m in both["comparison"]["metrics"])
 PYEOF
+# Every rank is diagnosed: one finding per rule, listing the ranks whose own
+# report has it, with the figures of the rank with the highest bound.
+"$PY" - "$WORK/both.json" "$WORK/one0.json" "$WORK/one1.json" <<'PYEOF' || fail "merged diagnosis of the ranks"
+import json, sys
+merged = json.load(open(sys.argv[1]))["diagnosis"]
+singles = [json.load(open(p))["diagnosis"] for p in sys.argv[2:]]
+ids = [f["id"] for f in merged]
+assert len(ids) == len(set(ids)) and "gpu_idle" in ids, ids
+assert set(ids) == {f["id"] for d in singles for f in d}, (ids, singles)
+for f in merged:
+    on = ["rank %d" % i for i, d in enumerate(singles) if f["id"] in [g["id"] for g in d]]
+    assert f["ranks"] == on, (f["id"], f["ranks"], on)
+    best = max((g for d in singles for g in d if g["id"] == f["id"]), key=lambda g: g["expected_speedup"] or 0)
+    assert f["share"] == best["share"] and f["evidence"][1:] == best["evidence"], (f, best)
+    assert f["evidence"][0].startswith("found on "), f["evidence"][0]
+assert all("ranks" not in f for d in singles for f in d)
+PYEOF
 
 expect_status 2 "$STEPSCOPE" report "$WORK"/no-such-dir
 mkdir "$WORK/empty"
 expect_status 2 "$STEPSCOPE" report "$WORK/empty"
 expect_stderr_contains "no traces"
-echo "3 passed, 0 failed"
+echo "4 passed, 0 failed"

@@ -1,0 +1,151 @@
+#include "analyses/trace_steps.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analyses/gpu.hpp"
+#include "analyses/profiler_steps.hpp"
+
+namespace stepscope {
+
+namespace {
+
+using Intervals = std::vector<Interval>;  // sorted by start; disjoint once merged
+
+constexpr std::string_view kDataWaitPrefix = "enumerate(DataLoader)#";
+
+bool contains_forward(std::string_view name) {
+  for (std::string_view word : {"forward", "Forward", "FORWARD"}) {
+    if (name.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// The ranges of one process that the phases are read from.
+struct ProcessRanges {
+  std::map<int64_t, Intervals> data_wait, optimizer, forward;  // by thread
+  Intervals backward;                                          // any thread
+  std::string loader_iterator;
+
+  void add(const Span& s, std::string_view name) {
+    Interval interval{s.start_ns, s.end_ns};
+    if (is_data_wait_range(name)) {
+      data_wait[s.tid].push_back(interval);
+      if (loader_iterator.empty()) loader_iterator = iterator_class(name);
+    } else if (is_optimizer_range(name)) {
+      optimizer[s.tid].push_back(interval);
+    } else if (is_backward_op(name)) {
+      backward.push_back(interval);
+    } else if ((s.kind == SpanKind::kCpuOp && !is_profiler_step_name(name)) ||
+               (s.kind == SpanKind::kUserRange && contains_forward(name))) {
+      forward[s.tid].push_back(interval);
+    }
+  }
+
+  // "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" -> "_SingleProcessDataLoaderIter"
+  static std::string iterator_class(std::string_view name) {
+    std::string_view rest = name.substr(kDataWaitPrefix.size());
+    return std::string(rest.substr(0, rest.find('.')));
+  }
+};
+
+void merge_all(std::map<int64_t, Intervals>& by_thread) {
+  for (auto& [tid, intervals] : by_thread) intervals = merge_unsorted(std::move(intervals));
+}
+
+Intervals clip_thread(const std::map<int64_t, Intervals>& by_thread, int64_t tid, int64_t start, int64_t end) {
+  auto it = by_thread.find(tid);
+  return it == by_thread.end() ? Intervals{} : clip_disjoint(it->second, start, end);
+}
+
+// Phases claim time in priority order (data wait, optimizer, backward,
+// forward): each phase's time is what the phases before it left, so the
+// phases never count a moment twice and add up to at most the step.
+class PhaseClaims {
+ public:
+  int64_t claim(const Intervals& phase) {
+    int64_t time = total_length(phase) - overlap_length(phase, taken_);
+    Intervals both = taken_;
+    both.insert(both.end(), phase.begin(), phase.end());
+    taken_ = merge_unsorted(std::move(both));
+    return time;
+  }
+
+ private:
+  Intervals taken_;
+};
+
+void fill_trace_phases(StepRecord& step, const ProcessRanges& ranges) {
+  auto phase = [&](StepPhase p) -> int64_t& { return step.phase_ns[static_cast<size_t>(p)]; };
+  Intervals backward = clip_disjoint(ranges.backward, step.start_ns, step.end_ns);
+  // Forward: the step thread's operators before the first backward operator.
+  int64_t forward_end = backward.empty() ? step.end_ns : backward.front().start_ns;
+  PhaseClaims claims;
+  phase(StepPhase::kDataWait) = claims.claim(clip_thread(ranges.data_wait, step.tid, step.start_ns, step.end_ns));
+  phase(StepPhase::kOptimizer) = claims.claim(clip_thread(ranges.optimizer, step.tid, step.start_ns, step.end_ns));
+  phase(StepPhase::kBackward) = claims.claim(backward);
+  phase(StepPhase::kForward) = claims.claim(clip_thread(ranges.forward, step.tid, step.start_ns, forward_end));
+  int64_t measured = 0;
+  for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) measured += step.phase_ns[i];
+  phase(StepPhase::kOther) = std::max<int64_t>(0, step.time_ns() - measured);
+}
+
+// The complete ranges of one process: of two or more distinct step names the
+// last is left out.
+std::vector<const Span*> complete_ranges(std::vector<const Span*> ranges, bool& last_left_out) {
+  std::set<StringId> names;
+  for (const Span* s : ranges) names.insert(s->name);
+  last_left_out = names.size() >= 2;
+  if (last_left_out) ranges.pop_back();
+  return ranges;
+}
+
+}  // namespace
+
+bool is_data_wait_range(std::string_view name) {
+  return name.starts_with(kDataWaitPrefix) && name.size() > kDataWaitPrefix.size();
+}
+
+bool is_optimizer_range(std::string_view name) {
+  return name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#");
+}
+
+bool is_backward_op(std::string_view name) {
+  return name.starts_with("autograd::engine::evaluate_function") || name.find("Backward") != std::string_view::npos;
+}
+
+std::vector<TraceProcessSteps> trace_steps(const Run& run) {
+  std::map<int64_t, std::vector<const Span*>> ranges_by_pid;
+  for (const Span* s : profiler_step_spans(run)) ranges_by_pid[s->pid].push_back(s);
+  if (ranges_by_pid.empty()) return {};
+  std::map<int64_t, ProcessRanges> phase_ranges;
+  for (const Span& s : run.spans) {
+    if ((s.kind != SpanKind::kCpuOp && s.kind != SpanKind::kUserRange) || s.end_ns < s.start_ns) continue;
+    if (!ranges_by_pid.count(s.pid)) continue;
+    phase_ranges[s.pid].add(s, run.strings.get(s.name));
+  }
+  std::vector<TraceProcessSteps> out;
+  for (auto& [pid, ranges] : ranges_by_pid) {
+    ProcessRanges& phases = phase_ranges[pid];
+    merge_all(phases.data_wait);
+    merge_all(phases.optimizer);
+    merge_all(phases.forward);
+    phases.backward = merge_unsorted(std::move(phases.backward));
+    TraceProcessSteps& p = out.emplace_back();
+    p.pid = pid;
+    p.ranges = ranges.size();
+    p.loader_iterator = phases.loader_iterator;
+    for (const Span* range : complete_ranges(ranges, p.last_left_out)) {
+      StepRecord& step = p.steps.emplace_back();
+      step.start_ns = range->start_ns;
+      step.end_ns = range->end_ns;
+      step.tid = range->tid;
+      fill_trace_phases(step, phases);
+    }
+    if (p.steps.empty()) out.pop_back();
+  }
+  return out;
+}
+
+}  // namespace stepscope
