@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -40,7 +41,17 @@ struct Sampler::Tracked {
   bool alive = true;
   // PythonFrame::key -> the Run's FrameId, so a frame seen again costs a lookup.
   std::unordered_map<uint64_t, FrameId> frames;
-  std::set<int64_t> known_threads;
+  // The stack interned at the last round for each position of the reader's
+  // output: an unchanged stack there is the same StackId, without interning.
+  struct LastStack {
+    uint64_t round = 0;
+    StackId stack = StackTree::kRoot;
+  };
+  std::vector<LastStack> last_stacks;
+  // The reader's output, kept per process: the reader leaves an unchanged
+  // stack's frames in place from one read to the next.
+  std::vector<PythonThreadStack> stacks;
+  std::unordered_set<int64_t> known_threads;
   std::string why_not;  // why the last attach failed
 };
 
@@ -68,6 +79,7 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
         run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
       }
       tracked->frames.clear();
+      tracked->last_stacks.clear();
       tracked->attach_backoff_ns = 0;
       attach_python(*tracked, now_ns);
     } else if (!tracked->python && now_ns >= tracked->next_attach_ns) {
@@ -134,16 +146,24 @@ void Sampler::sample(int64_t now_ns) {
 }
 
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
-  if (!tracked.python->sample(scratch_)) {
+  std::vector<PythonThreadStack>& stacks = tracked.stacks;
+  if (!tracked.python->sample(stacks)) {
     ++stats_.error_samples;
     return;
   }
-  for (const PythonThreadStack& stack : scratch_) {
+  if (tracked.last_stacks.size() < stacks.size()) tracked.last_stacks.resize(stacks.size());
+  for (size_t slot = 0; slot < stacks.size(); ++slot) {
+    const PythonThreadStack& stack = stacks[slot];
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
     note_thread(tracked, stack.native_tid);
     auto state = thread_states_.read(tracked.pid, stack.native_tid);
     if (!state) continue;  // the thread exited since the stack was read
-    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, intern_stack(tracked, stack),
+    Tracked::LastStack& last = tracked.last_stacks[slot];
+    // Rounds count from 1: round 0 never was.
+    const bool reuse = stack.unchanged && last.round + 1 == stats_.rounds;
+    if (!reuse) last.stack = intern_stack(tracked, stack);
+    last.round = stats_.rounds;
+    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, last.stack,
                             thread_state_from_letter(*state), stack.holds_gil});
     ++stats_.samples;
   }

@@ -70,7 +70,6 @@ class Sampler {
 
   Run& run_;
   std::map<pid_t, std::unique_ptr<Tracked>> processes_;
-  std::vector<PythonThreadStack> scratch_;
   ThreadStateReader thread_states_;
   SamplerStats stats_;
 };

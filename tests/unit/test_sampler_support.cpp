@@ -77,6 +77,39 @@ TEST(ProcessMemory, ReadsAndRefusesUnmappedRanges) {
   EXPECT_FALSE(memory.read_many(regions));
 }
 
+// Regions on one page are read as one range (read_many joins them); each
+// destination must still get exactly its own bytes, whatever the order.
+TEST(ProcessMemory, JoinedRegionsCopyExactlyTheirOwnBytes) {
+  constexpr size_t kPage = 4096;
+  std::vector<char> buffer(3 * kPage);
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<char>(i * 7 + i / 251);
+  const uint64_t base = (reinterpret_cast<uint64_t>(buffer.data()) + kPage - 1) & ~uint64_t{kPage - 1};
+  struct Case {
+    uint64_t offset;
+    size_t size;
+  };
+  // Ascending with gaps on one page, adjacent, backwards, on the next page,
+  // across the page boundary, and empty.
+  const Case cases[] = {{8, 8},   {100, 4},  {104, 16}, {2000, 300}, {50, 8},
+                        {4090, 4}, {4100, 8}, {kPage - 4, 12}, {kPage + 500, 0}, {kPage + 600, 64}};
+  std::vector<std::vector<char>> out;
+  std::vector<ProcessMemory::Region> regions;
+  for (const Case& c : cases) out.emplace_back(c.size + 1, '\x55');
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    regions.push_back({base + cases[i].offset, out[i].data(), cases[i].size});
+  }
+  ProcessMemory memory(::getpid());
+  ASSERT_TRUE(memory.read_many(regions));
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const char* expected = reinterpret_cast<const char*>(base + cases[i].offset);
+    EXPECT_EQ(std::string(out[i].data(), cases[i].size), std::string(expected, cases[i].size)) << i;
+    EXPECT_EQ(out[i][cases[i].size], '\x55') << "region " << i << " overran";
+  }
+  // A joined range still fails as a whole when one region cannot be read.
+  regions.push_back({0x10, out[0].data(), 8});
+  EXPECT_FALSE(memory.read_many(regions));
+}
+
 TEST(ProcessMemory, ExplainsRefusalWithAFix) {
   std::string text = explain_access_denied(1);
   EXPECT_NE(text.find("process 1"), std::string::npos) << text;
