@@ -1,5 +1,6 @@
 #include "collectors/sampler.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "collectors/proc_threads.hpp"
-#include "collectors/process_tree.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -29,7 +29,14 @@ constexpr int64_t kLastRetry = 2'000'000'000;
 }  // namespace
 
 struct Sampler::Tracked {
+  ~Tracked() { close_stat(); }
+  void close_stat() {
+    if (stat_fd >= 0) ::close(stat_fd);
+    stat_fd = -1;
+  }
+
   pid_t pid = 0;
+  int stat_fd = -1;          // /proc/PID/stat, kept open for the tree scans
   uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
   size_t run_index = 0;      // its entry in run.processes
   std::string exe;           // /proc/PID/exe, to notice exec
@@ -58,12 +65,25 @@ struct Sampler::Tracked {
 Sampler::Sampler(Run& run) : run_(run) {}
 Sampler::~Sampler() = default;
 
+// /proc/PID/stat through a descriptor kept open: it reads nothing once the
+// process is reaped, even if its pid is reused.
+std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
+  if (tracked.stat_fd < 0) {
+    tracked.stat_fd = ::open(fmt::format("/proc/{}/stat", tracked.pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (tracked.stat_fd < 0) return std::nullopt;
+  }
+  char text[1024];  // the name is at most 64 bytes, the numbers after it a few hundred
+  ssize_t n = ::pread(tracked.stat_fd, text, sizeof text, 0);
+  if (n <= 0) return std::nullopt;
+  return parse_proc_stat(std::string(text, static_cast<size_t>(n)));
+}
+
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
-  std::vector<pid_t> tree = process_tree(root);
+  std::vector<pid_t> tree = tree_scanner_.scan(root);
   std::set<pid_t> present(tree.begin(), tree.end());
   for (auto& [pid, tracked] : processes_) {
     if (!tracked->alive) continue;
-    auto stat = read_proc_stat(pid);
+    auto stat = read_stat(*tracked);
     bool same_process = stat && stat->start_ticks == tracked->start_ticks;
     if (!same_process || stat->state == 'Z' || !present.count(pid)) {
       if (stat && same_process && stat->state == 'Z' && stat->exit_code >= 0) {
@@ -128,6 +148,7 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
 
 void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
   tracked.alive = false;
+  tracked.close_stat();
   tracked.python.reset();
   thread_states_.forget_process(tracked.pid);
   run_.processes[tracked.run_index].end_ns = now_ns;

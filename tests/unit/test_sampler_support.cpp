@@ -14,6 +14,7 @@
 #include "collectors/memory_maps.hpp"
 #include "collectors/process_memory.hpp"
 #include "collectors/process_tree.hpp"
+#include "collectors/process_tree_scanner.hpp"
 #include "collectors/python_version.hpp"
 
 namespace stepscope {
@@ -162,6 +163,46 @@ TEST(ProcessTree, StartsAtTheRootAndFindsChildren) {
   EXPECT_EQ(tree[0], ::getpid());
   EXPECT_NE(std::find(tree.begin(), tree.end(), child), tree.end());
   EXPECT_TRUE(process_tree(-5).empty());
+}
+
+// Scan after scan through the same descriptors, the scanner agrees with
+// process_tree(): a child that appears is found, one that exits is dropped.
+TEST(ProcessTree, TheScannerFollowsChildrenComingAndGoing) {
+  auto spawn = [] {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    return child;
+  };
+  auto end = [](pid_t child) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+  };
+  auto holds = [](const std::vector<pid_t>& tree, pid_t pid) {
+    return std::find(tree.begin(), tree.end(), pid) != tree.end();
+  };
+  ProcessTreeScanner scanner;
+  pid_t first = spawn();
+  std::vector<pid_t> tree = scanner.scan(::getpid());
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree[0], ::getpid());
+  EXPECT_TRUE(holds(tree, first));
+  EXPECT_EQ(tree, process_tree(::getpid()));
+  pid_t second = spawn();
+  tree = scanner.scan(::getpid());
+  EXPECT_TRUE(holds(tree, first));
+  EXPECT_TRUE(holds(tree, second));
+  end(first);
+  tree = scanner.scan(::getpid());
+  EXPECT_FALSE(holds(tree, first));
+  EXPECT_TRUE(holds(tree, second));
+  EXPECT_EQ(tree, process_tree(::getpid()));
+  end(second);
+  EXPECT_FALSE(holds(scanner.scan(::getpid()), second));
+  EXPECT_TRUE(scanner.scan(-5).empty());
+  EXPECT_TRUE(scanner.scan(first).empty()) << "a reaped process has no tree";
 }
 
 }  // namespace
