@@ -449,34 +449,66 @@ bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack
   // The headers read ahead were read after every frame of the speculative
   // call; not after a frame this walk had to read later.
   const bool prefetched = walk_.plan != nullptr && !walk_.fresh;
-  // Every code object is revalidated, unchanged stack or not.
+  // Every code object is revalidated, whether its frame changed or not.
   if (!codes_.lookup(code_addresses_, code_infos_, error, prefetched)) return false;
   signature_.clear();
   for (size_t i = 0; i < raw_frames_.size(); ++i) {
     const RawFrame& raw = raw_frames_[i];
     signature_.push_back({code_infos_[i]->id, raw.lasti, raw.lineno, raw.instr});
   }
-  out.unchanged = same_as_last_read(slot, tstate);
-  if (out.unchanged) return true;  // out.frames still hold these frames
-  if (slots_.size() <= slot) slots_.resize(slot + 1);
-  slots_[slot].tstate = tstate;
-  slots_[slot].frames.swap(signature_);
-  out.frames.clear();
-  for (size_t i = 0; i < raw_frames_.size(); ++i) {
+  const SlotSignature* last = last_read_of(slot, tstate);
+  const size_t same_raw = last != nullptr ? same_outer_frames(last->frames, signature_) : 0;
+  const size_t inner_raw = raw_frames_.size() - same_raw;
+  out.unchanged = last != nullptr && inner_raw == 0 && last->frames.size() == same_raw;
+  if (out.unchanged) {
+    out.same_outer_frames = out.frames.size();
+    return true;  // out.frames still hold these frames
+  }
+  // The same raw frames decode to the same frames (hidden ones included):
+  // out.frames ends with them, and only the inner part is built anew.
+  size_t kept = 0;
+  for (size_t i = inner_raw; i < raw_frames_.size(); ++i) {
+    if (!incomplete(raw_frames_[i], *code_infos_[i])) ++kept;
+  }
+  kept = std::min(kept, out.frames.size());
+  out.frames.erase(out.frames.begin(), out.frames.end() - static_cast<std::ptrdiff_t>(kept));
+  out.same_outer_frames = kept;
+  inner_frames_.clear();
+  for (size_t i = 0; i < inner_raw; ++i) {
     const CodeInfo& code = *code_infos_[i];
     if (incomplete(raw_frames_[i], code)) continue;
     const int line = line_of(raw_frames_[i], code);
     const uint64_t key = (static_cast<uint64_t>(code.id) << 32) | static_cast<uint32_t>(line);
-    out.frames.push_back({code.function, code.file, line, key});
+    inner_frames_.push_back({code.function, code.file, line, key});
   }
+  out.frames.insert(out.frames.begin(), inner_frames_.begin(), inner_frames_.end());
+  if (slots_.size() <= slot) slots_.resize(slot + 1);
+  slots_[slot].tstate = tstate;
+  slots_[slot].frames.swap(signature_);
   return true;
 }
 
-// Code ids are never reused, so an equal id is the same cache entry, still
-// alive (the lookup just returned it): the views out.frames holds are good.
-bool StackReader::same_as_last_read(size_t slot, uint64_t tstate) const {
-  return out_intact_ && slot < last_out_size_ && slot < slots_.size() &&
-         slots_[slot].tstate == tstate && slots_[slot].frames == signature_;
+// What the last read left at `slot`, when it was this thread state and the
+// caller kept that read's output as it was; else nullptr.
+const StackReader::SlotSignature* StackReader::last_read_of(size_t slot, uint64_t tstate) const {
+  if (!out_intact_ || slot >= last_out_size_ || slot >= slots_.size() ||
+      slots_[slot].tstate != tstate) {
+    return nullptr;
+  }
+  return &slots_[slot];
+}
+
+// How many outermost frames (the ends of the lists) are equal. Code ids are
+// never reused, so an equal id is the same cache entry, still alive (the
+// lookup just returned it): the views the kept frames hold are good.
+size_t StackReader::same_outer_frames(const std::vector<FrameSignature>& last,
+                                      const std::vector<FrameSignature>& now) {
+  size_t same = 0;
+  while (same < last.size() && same < now.size() &&
+         last[last.size() - 1 - same] == now[now.size() - 1 - same]) {
+    ++same;
+  }
+  return same;
 }
 
 void StackReader::remember_read(const std::vector<PythonThreadStack>& out) {

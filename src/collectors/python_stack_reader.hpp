@@ -27,10 +27,12 @@ struct PythonThreadStack {
   uint64_t python_thread_id = 0;   // threading.get_ident()
   bool holds_gil = false;          // false too when the version does not tell
   std::vector<PythonFrame> frames;  // innermost first
-  // The same thread state as at the same position of the previous read,
-  // with the same (validated) code objects at the same instructions: the
-  // frames are those of the previous read, left in place, so a caller may
-  // reuse what it made of them (a training loop mostly keeps its stack).
+  // How many of the outermost frames are those of the previous read at the
+  // same position (the same thread state, the same validated code objects
+  // at the same instructions), left in place: a caller may reuse what it
+  // made of them. A loop keeps most of its stack from sample to sample.
+  size_t same_outer_frames = 0;
+  // All of them: the frames are exactly the previous read's.
   bool unchanged = false;
 };
 
@@ -141,7 +143,6 @@ class StackReader {
   const char* chunk_frame(uint64_t frame);
   const char* loose_frame(uint64_t frame);
   bool resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack& out, std::string& error);
-  bool same_as_last_read(size_t slot, uint64_t tstate) const;
   void remember_read(const std::vector<PythonThreadStack>& out);
   int line_of(const RawFrame& raw, const python::CodeInfo& code) const;
   bool incomplete(const RawFrame& raw, const python::CodeInfo& code) const;
@@ -170,7 +171,7 @@ class StackReader {
   std::vector<ThreadCopy> thread_copies_;
   Walk walk_;
   // What each position of the last read's output held, to tell an
-  // unchanged stack (PythonThreadStack::unchanged): its thread state and,
+  // stack's unchanged frames (PythonThreadStack::same_outer_frames): its thread state and,
   // per raw frame, the code object's cache id and the instruction.
   struct FrameSignature {
     uint32_t code_id = 0;
@@ -184,7 +185,11 @@ class StackReader {
     std::vector<FrameSignature> frames;
   };
   std::vector<SlotSignature> slots_;
+  const SlotSignature* last_read_of(size_t slot, uint64_t tstate) const;
+  static size_t same_outer_frames(const std::vector<FrameSignature>& last,
+                                  const std::vector<FrameSignature>& now);
   std::vector<FrameSignature> signature_;  // the thread being resolved
+  std::vector<PythonFrame> inner_frames_;  // its frames that changed
   // The output vector as the last read left it: another vector, or one the
   // caller changed (cleared after an error), has no previous frames to keep.
   const PythonThreadStack* last_out_ = nullptr;

@@ -48,11 +48,12 @@ struct Sampler::Tracked {
   bool alive = true;
   // PythonFrame::key -> the Run's FrameId, so a frame seen again costs a lookup.
   std::unordered_map<uint64_t, FrameId> frames;
-  // The stack interned at the last round for each position of the reader's
-  // output: an unchanged stack there is the same StackId, without interning.
+  // The stacks interned at the last round for each position of the reader's
+  // output: path[i] is the StackId of its outermost i + 1 frames. Frames
+  // the reader reports unchanged need no interning.
   struct LastStack {
     uint64_t round = 0;
-    StackId stack = StackTree::kRoot;
+    std::vector<StackId> path;
   };
   std::vector<LastStack> last_stacks;
   // The reader's output, kept per process: the reader leaves an unchanged
@@ -181,23 +182,30 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     if (!state) continue;  // the thread exited since the stack was read
     Tracked::LastStack& last = tracked.last_stacks[slot];
     // Rounds count from 1: round 0 never was.
-    const bool reuse = stack.unchanged && last.round + 1 == stats_.rounds;
-    if (!reuse) last.stack = intern_stack(tracked, stack);
+    const size_t reused = last.round + 1 == stats_.rounds ? stack.same_outer_frames : 0;
+    const StackId id = intern_stack(tracked, stack, reused, last.path);
     last.round = stats_.rounds;
-    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, last.stack,
+    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, id,
                             thread_state_from_letter(*state), stack.holds_gil});
     ++stats_.samples;
   }
 }
 
-StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack) {
-  StackId id = StackTree::kRoot;
-  for (auto frame = stack.frames.rbegin(); frame != stack.frames.rend(); ++frame) {
+// The outermost `reused` frames are those `path` was built from: their
+// StackIds are kept, and only the frames inside them are interned.
+StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
+                              std::vector<StackId>& path) {
+  reused = std::min({reused, path.size(), stack.frames.size()});
+  path.resize(reused);
+  StackId id = reused > 0 ? path.back() : StackTree::kRoot;
+  for (auto frame = stack.frames.rbegin() + static_cast<std::ptrdiff_t>(reused);
+       frame != stack.frames.rend(); ++frame) {
     auto [slot, inserted] = tracked.frames.try_emplace(frame->key, 0);
     if (inserted) {
       slot->second = run_.intern_frame(frame->function, frame->file, std::max(frame->line, 0));
     }
     id = run_.stacks.push(id, slot->second);
+    path.push_back(id);
   }
   return id;
 }

@@ -68,7 +68,8 @@ class Sampler {
   void attach_python(Tracked& tracked, int64_t now_ns);
   void end_process(Tracked& tracked, int64_t now_ns);
   void sample_process(Tracked& tracked, int64_t now_ns);
-  StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack);
+  StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
+                       std::vector<StackId>& path);
   void note_thread(Tracked& tracked, int64_t tid);
   std::optional<ProcStat> read_stat(Tracked& tracked);
 
