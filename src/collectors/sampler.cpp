@@ -38,6 +38,7 @@ struct Sampler::Tracked {
   pid_t pid = 0;
   int stat_fd = -1;          // /proc/PID/stat, kept open for the tree scans
   uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
+  uint64_t start_stack = 0;  // changes when it execs
   size_t run_index = 0;      // its entry in run.processes
   std::string exe;           // /proc/PID/exe, to notice exec
   std::unique_ptr<PythonProcess> python;
@@ -93,9 +94,13 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
       end_process(*tracked, now_ns);
       continue;
     }
+    // An exec, even of the same program (multiprocessing's spawn and
+    // forkserver fork the interpreter and exec it again): the process we
+    // attached to is gone from that address space.
     std::string exe = read_exe_link(pid);
-    if (!exe.empty() && exe != tracked->exe) {  // exec'd another program
+    if ((!exe.empty() && exe != tracked->exe) || stat->start_stack != tracked->start_stack) {
       tracked->exe = exe;
+      tracked->start_stack = stat->start_stack;
       if (auto cmd = read_command_line(pid)) {
         run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
       }
@@ -120,6 +125,7 @@ void Sampler::track_new(pid_t pid, int64_t now_ns) {
   auto tracked = std::make_unique<Tracked>();
   tracked->pid = pid;
   tracked->start_ticks = stat->start_ticks;
+  tracked->start_stack = stat->start_stack;
   tracked->exe = read_exe_link(pid);
   tracked->run_index = run_.processes.size();
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
