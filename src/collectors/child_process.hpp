@@ -39,7 +39,7 @@ class ChildProcess {
 
 // Takes SIGINT and SIGTERM away from their default action for as long as it
 // lives, so the recorder can finish its file; the sampling loop asks it what
-// arrived. Signals are blocked and read from a signalfd, which needs no
+// arrived. Signals are blocked and taken with sigtimedwait, which needs no
 // handler and no global state. Children started while it lives get the
 // original signal mask back.
 class SignalRelay {
