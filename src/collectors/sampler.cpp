@@ -99,7 +99,7 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
     // attached to is gone from that address space.
     std::string exe = read_exe_link(pid);
     if ((!exe.empty() && exe != tracked->exe) || stat->start_stack != tracked->start_stack) {
-      tracked->exe = exe;
+      if (!exe.empty()) tracked->exe = exe;
       tracked->start_stack = stat->start_stack;
       if (auto cmd = read_command_line(pid)) {
         run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);

@@ -62,7 +62,14 @@ TEST(ThreadStateReader, SleepingRunningAndGone) {
   EXPECT_GT(reader.stat_reads(), stat_reads);
   stop = true;
   thread.join();
-  EXPECT_EQ(reader.read(::getpid(), tid), std::nullopt) << "an exited thread";
+  // join() returns while the thread may still be finishing its exit in the
+  // kernel (running, and so shown running); then it is gone.
+  std::optional<char> state = 'R';
+  for (int i = 0; i < 2000 && state; ++i) {
+    state = reader.read(::getpid(), tid);
+    if (state) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(state, std::nullopt) << "an exited thread";
   ::close(wake[0]);
   ::close(wake[1]);
 }
