@@ -15,6 +15,7 @@ each (figures and how to read them: bench/README.md):
   p. (only when asked: --only p, needs perf) where stepscope's own CPU goes.
 
 usage: sampler_peers.py [--quick] [--only a,b,c,d,p] [--tools stepscope,py-spy,austin]
+                        [--stepscope PATH] [--baseline PATH]
                         [--python PYTHON] [--json OUT.json]
 Python 3 standard library only.
 """
@@ -146,7 +147,7 @@ class Austin(Sampler):
 def find_samplers(args):
     wanted = args.tools.split(",")
     candidates = {
-        "stepscope": (Stepscope, ROOT / "build" / "stepscope"),
+        "stepscope": (Stepscope, Path(args.stepscope)),
         "py-spy": (PySpy, VENV_BIN / "py-spy"),
         "austin": (Austin, VENV_BIN / "austin"),
     }
@@ -158,6 +159,11 @@ def find_samplers(args):
             print(f"note: {name} not found ({path}); left out", file=sys.stderr)
             continue
         samplers.append(kind(exe))
+    if args.baseline:
+        # An earlier build, interleaved with the others: a before/after under the same load.
+        baseline = Stepscope(args.baseline)
+        baseline.name = "stepscope (before)"
+        samplers.append(baseline)
     return samplers
 
 
@@ -304,11 +310,15 @@ def report_cpu_per_sample(results, floor, rate, seconds, load_text):
             f"({load_text})", "",
             table(["sampler", "CPU µs / sample (whole run)", "CPU µs / sample (steady, "
                    "1 s..end−0.5 s)", "samples / s of wall time", "CPU ms per run"], rows), ""]
-    if "stepscope" in medians and len(medians) > 1:
-        peers = {n: v for n, v in medians.items() if n != "stepscope"}
+    peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
+    if "stepscope" in medians and peers:
         best = min(peers, key=peers.get)
         text.append(f"stepscope / best peer ({best}): {medians['stepscope'] / peers[best]:.2f} "
                     f"(goal ≤ 0.33, and ≤ 20 µs)")
+        text.append("")
+    if "stepscope" in medians and "stepscope (before)" in medians:
+        text.append(f"stepscope / stepscope (before): "
+                    f"{medians['stepscope'] / medians['stepscope (before)']:.2f}")
         text.append("")
     if floor:
         text += ["Floors (bench/floor_process_vm_readv.cpp, median of batches, warm loop):", "",
@@ -624,6 +634,9 @@ def main():
                         help="which parts, e.g. a,d; p (perf profile of stepscope) only if named")
     parser.add_argument("--tools", default="stepscope,py-spy,austin")
     parser.add_argument("--python", default="/usr/bin/python3", help="the targets' interpreter")
+    parser.add_argument("--stepscope", default=str(ROOT / "build" / "stepscope"),
+                        help="the stepscope binary to measure")
+    parser.add_argument("--baseline", help="an earlier stepscope binary, run as a fourth tool")
     parser.add_argument("--json", help="also write the raw figures here")
     args = parser.parse_args()
     parts = set(args.only.split(","))

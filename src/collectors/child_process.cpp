@@ -1,8 +1,6 @@
 #include "collectors/child_process.hpp"
 
-#include <poll.h>
 #include <spawn.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,16 +110,11 @@ int ChildProcess::wait() {
   return *status_;
 }
 
-SignalRelay::SignalRelay() {
-  sigset_t stops = stop_signals();
-  pthread_sigmask(SIG_BLOCK, &stops, &previous_mask_);
-  fd_ = signalfd(-1, &stops, SFD_NONBLOCK | SFD_CLOEXEC);
+SignalRelay::SignalRelay() : stops_(stop_signals()) {
+  pthread_sigmask(SIG_BLOCK, &stops_, &previous_mask_);
 }
 
-SignalRelay::~SignalRelay() {
-  if (fd_ >= 0) close(fd_);
-  pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
-}
+SignalRelay::~SignalRelay() { pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr); }
 
 void SignalRelay::wait_until(int64_t deadline_ns) {
   constexpr int64_t kSecond = 1'000'000'000;
@@ -130,23 +123,28 @@ void SignalRelay::wait_until(int64_t deadline_ns) {
   int64_t left = deadline_ns - (static_cast<int64_t>(now.tv_sec) * kSecond + now.tv_nsec);
   timespec timeout{0, 0};
   if (left > 0) timeout = {static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
-  pollfd watch{fd_, POLLIN, 0};
   // A signal's arrival (or EINTR) ends the wait early; the caller polls and
   // schedules again either way.
-  int ready = ppoll(fd_ >= 0 ? &watch : nullptr, fd_ >= 0 ? 1 : 0, &timeout, nullptr);
-  pending_ = ready != 0;
+  int signo = sigtimedwait(&stops_, &taken_, &timeout);
+  if (signo <= 0) taken_.si_signo = 0;
+  pending_ = signo > 0 || errno != EAGAIN;
+}
+
+void SignalRelay::take(const siginfo_t& info, pid_t child, Received& received) const {
+  received.stop = true;
+  bool sent_by_a_process = info.si_code == SI_USER || info.si_code == SI_QUEUE;
+  if (child > 0 && sent_by_a_process) kill(child, info.si_signo);
 }
 
 SignalRelay::Received SignalRelay::poll(pid_t child) {
   Received received;
   if (!pending_) return received;
   pending_ = false;
-  signalfd_siginfo info;
-  while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    received.stop = true;
-    bool sent_by_a_process = info.ssi_code == SI_USER || info.ssi_code == SI_QUEUE;
-    if (child > 0 && sent_by_a_process) kill(child, static_cast<int>(info.ssi_signo));
-  }
+  if (taken_.si_signo > 0) take(taken_, child, received);
+  taken_.si_signo = 0;
+  const timespec no_wait{0, 0};
+  siginfo_t info;
+  while (sigtimedwait(&stops_, &info, &no_wait) > 0) take(info, child, received);
   return received;
 }
 

@@ -39,7 +39,7 @@ class ChildProcess {
 
 // Takes SIGINT and SIGTERM away from their default action for as long as it
 // lives, so the recorder can finish its file; the sampling loop asks it what
-// arrived. Signals are blocked and read from a signalfd, which needs no
+// arrived. Signals are blocked and taken with sigtimedwait, which needs no
 // handler and no global state. Children started while it lives get the
 // original signal mask back.
 class SignalRelay {
@@ -58,15 +58,20 @@ class SignalRelay {
   Received poll(pid_t child);
 
   // Sleeps until `deadline_ns` on CLOCK_MONOTONIC, or until a signal
-  // arrives, whichever is first: one system call does both the sampling
-  // loop's sleep and its watch for Ctrl-C.
+  // arrives, whichever is first: one system call (sigtimedwait, cheaper per
+  // wakeup than ppoll on a signalfd) does both the sampling loop's sleep and
+  // its watch for Ctrl-C; a signal it takes is handed out by the next poll().
   void wait_until(int64_t deadline_ns);
 
  private:
-  int fd_ = -1;
-  // Whether the last wait saw a signal: the loop's poll() then reads it, and
-  // otherwise skips a read that would only fail with EAGAIN.
+  void take(const siginfo_t& info, pid_t child, Received& received) const;
+
+  // Whether the last wait was cut short: the loop's poll() then looks for
+  // signals, and otherwise skips a system call that would find none.
   bool pending_ = true;
+  // A signal the last wait took, still to be reported (signo 0: none).
+  siginfo_t taken_{};
+  sigset_t stops_{};
   sigset_t previous_mask_{};
 };
 

@@ -48,6 +48,10 @@ struct ProcStat {
   pid_t parent_pid = 0;
   uint64_t cpu_ticks = 0;    // user + system time, in clock ticks
   uint64_t start_ticks = 0;  // since boot: with the pid, identifies a process
+  // Where its stack begins: placed anew at each exec (address space layout
+  // randomization), so it tells an exec even of the same program. 0 when
+  // we may not see it.
+  uint64_t start_stack = 0;
   int exit_code = -1;        // the raw wait status, valid once the state is Z
 };
 

@@ -26,25 +26,51 @@ bool ProcessMemory::read(uint64_t addr, void* out, size_t n) const noexcept {
   return false;
 }
 
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+
+uint64_t page_end(uint64_t end) { return (end + kPageSize - 1) & ~(kPageSize - 1); }
+
+}  // namespace
+
+// The kernel pins the target's pages once per remote range (a page-table walk
+// under the target's mmap lock), so consecutive regions that lie, in
+// ascending order, on a page the previous one already touched are read as one
+// range: the bytes between them go to a throwaway buffer. That page is mapped
+// (its other bytes are being read), so the wider range cannot fault, and the
+// copy still runs in region order, as callers rely on.
 bool ProcessMemory::read_many(std::span<const Region> regions) const noexcept {
-  // Batches of 256 keep the vectors on the stack (8 KiB; the kernel takes
-  // up to IOV_MAX): a sample's speculative read of a deep stack (one region
-  // per frame on 3.8-3.10, per code object on all) fits in one.
+  // Batches of 256 regions keep the vectors on the stack (the kernel takes
+  // up to IOV_MAX per side): a sample's speculative read of a deep stack
+  // (one region per frame on 3.8-3.10, per code object on all) fits in one.
   constexpr size_t kBatch = 256;
-  static_assert(kBatch <= IOV_MAX);
-  iovec local[kBatch];
+  static_assert(2 * kBatch <= IOV_MAX);
+  iovec local[2 * kBatch];
   iovec remote[kBatch];
+  char gap_sink[kPageSize];
   for (size_t start = 0; start < regions.size(); start += kBatch) {
-    size_t count = std::min(kBatch, regions.size() - start);
-    size_t total = 0;
+    const size_t count = std::min(kBatch, regions.size() - start);
+    size_t locals = 0, remotes = 0, total = 0;
+    uint64_t range_end = 0;  // of remote[remotes - 1]
     for (size_t i = 0; i < count; ++i) {
       const Region& region = regions[start + i];
-      local[i] = {region.out, region.size};
-      remote[i] = {reinterpret_cast<void*>(region.addr), region.size};
-      total += region.size;
+      if (region.size == 0) continue;
+      const uint64_t end = region.addr + region.size;
+      const bool joins = remotes > 0 && region.addr >= range_end && end <= page_end(range_end);
+      if (joins) {
+        if (region.addr > range_end) local[locals++] = {gap_sink, region.addr - range_end};
+        remote[remotes - 1].iov_len += end - range_end;
+      } else {
+        remote[remotes++] = {reinterpret_cast<void*>(region.addr), region.size};
+      }
+      total += end - (joins ? range_end : region.addr);
+      local[locals++] = {region.out, region.size};
+      range_end = end;
     }
+    if (remotes == 0) continue;
     system_calls_.fetch_add(1, std::memory_order_relaxed);
-    ssize_t got = ::process_vm_readv(pid_, local, count, remote, count, 0);
+    ssize_t got = ::process_vm_readv(pid_, local, locals, remote, remotes, 0);
     if (got != static_cast<ssize_t>(total)) {
       if (got >= 0) errno = EFAULT;
       return false;

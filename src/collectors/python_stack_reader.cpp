@@ -86,6 +86,7 @@ StackReader::ThreadPlan& StackReader::Plan::add_thread() {
 
 bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) {
   codes_.begin_sample();
+  out_intact_ = out.data() == last_out_ && out.size() == last_out_size_;
   bool ok = plan_.valid && read_planned(out, error);
   if (!ok) {
     // The lists or a pointer changed since the last sample (or nothing was
@@ -96,14 +97,26 @@ bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) 
   }
   if (!ok) {
     plan_.valid = false;
+    last_out_ = nullptr;  // the caller drops a failed read's output
     return false;
   }
+  remember_read(out);
   // What this sample walked is where the next one looks first.
   std::swap(plan_, observed_);
   size_t regions = 1 + 4 * plan_.interps.size();
   for (size_t t = 0; t < plan_.thread_count; ++t) regions += 3 + plan_.threads[t].loose.size();
   plan_.valid = regions <= kMaxPlannedRegions;
   return true;
+}
+
+// The GIL's two fields in address order, so that read_many can join them
+// with each other and their neighbours into one range.
+void StackReader::add_gil_regions(uint64_t base, Gil& gil) {
+  ProcessMemory::Region locked{base + layout_.gil.locked, &gil.locked, 4};
+  ProcessMemory::Region holder{base + layout_.gil.last_holder, &gil.holder, 8};
+  if (holder.addr < locked.addr) std::swap(locked, holder);
+  regions_.push_back(locked);
+  regions_.push_back(holder);
 }
 
 // The step-by-step walk: _PyRuntime, then each interpreter, then each of its
@@ -114,8 +127,7 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
   Gil runtime_gil;
   regions_.assign({{runtime_ + layout_.runtime.interpreters_head, &interp, 8}});
   if (layout_.gil.scope == GilScope::kRuntime) {
-    regions_.push_back({runtime_ + layout_.gil.locked, &runtime_gil.locked, 4});
-    regions_.push_back({runtime_ + layout_.gil.last_holder, &runtime_gil.holder, 8});
+    add_gil_regions(runtime_, runtime_gil);
   }
   if (!memory_.read_many(regions_)) {
     error = fmt::format("cannot read _PyRuntime: {}", std::strerror(errno));
@@ -132,8 +144,7 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
     regions_.assign({{interp + layout_.interpreter.next, &next_interp, 8},
                      {interp + layout_.interpreter.threads_head, &tstate, 8}});
     if (layout_.gil.scope == GilScope::kInterpreter) {
-      regions_.push_back({interp + layout_.gil.locked, &gil.locked, 4});
-      regions_.push_back({interp + layout_.gil.last_holder, &gil.holder, 8});
+      add_gil_regions(interp, gil);
     }
     if (!memory_.read_many(regions_)) {
       error = fmt::format("cannot read the interpreter state at 0x{:x}", interp);
@@ -170,7 +181,7 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
       }
       walk_ = Walk{.chunk_base = plan.chunk, .record = &plan};
       if (out.size() <= count) out.emplace_back();
-      if (!read_thread(state, tstate, interp, gil, frame, out[count], error)) return false;
+      if (!read_thread(state, tstate, interp, gil, frame, count, out[count], error)) return false;
       ++count;
       tstate = field<uint64_t>(state, layout_.thread.next);
     }
@@ -188,8 +199,7 @@ void StackReader::build_planned_regions() {
   regions_.clear();
   regions_.push_back({runtime_ + layout_.runtime.interpreters_head, &planned_head_, 8});
   if (layout_.gil.scope == GilScope::kRuntime) {
-    regions_.push_back({runtime_ + layout_.gil.locked, &planned_runtime_gil_.locked, 4});
-    regions_.push_back({runtime_ + layout_.gil.last_holder, &planned_runtime_gil_.holder, 8});
+    add_gil_regions(runtime_, planned_runtime_gil_);
   }
   interp_copies_.resize(plan_.interps.size());
   for (size_t i = 0; i < plan_.interps.size(); ++i) {
@@ -198,8 +208,7 @@ void StackReader::build_planned_regions() {
     regions_.push_back({interp + layout_.interpreter.next, &copy.next, 8});
     regions_.push_back({interp + layout_.interpreter.threads_head, &copy.threads, 8});
     if (layout_.gil.scope == GilScope::kInterpreter) {
-      regions_.push_back({interp + layout_.gil.locked, &copy.gil.locked, 4});
-      regions_.push_back({interp + layout_.gil.last_holder, &copy.gil.holder, 8});
+      add_gil_regions(interp, copy.gil);
     }
   }
   if (thread_copies_.size() < plan_.thread_count) thread_copies_.resize(plan_.thread_count);
@@ -295,7 +304,8 @@ bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string&
                    .loose = copy.loose.data(),
                    .record = &plan};
       if (out.size() <= index) out.emplace_back();
-      if (!read_thread(copy.state.data(), planned.tstate, interp, gil, frame, out[index], error)) {
+      if (!read_thread(copy.state.data(), planned.tstate, interp, gil, frame, index, out[index],
+                       error)) {
         return false;
       }
     }
@@ -307,7 +317,8 @@ bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string&
 // One thread from its state's bytes and its innermost frame, with walk_ set
 // up to find the frames.
 bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
-                              uint64_t frame, PythonThreadStack& out, std::string& error) {
+                              uint64_t frame, size_t slot, PythonThreadStack& out,
+                              std::string& error) {
   if (field<uint64_t>(state, layout_.thread.interp) != interp) {
     error = fmt::format("the thread state at 0x{:x} belongs to another interpreter", tstate);
     return false;  // freed and reused while we walked the list
@@ -321,7 +332,7 @@ bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t inter
   const bool ok = layout_.frame_model == FrameModel::kFrameObjects
                       ? collect_frame_objects(frame, error)
                       : collect_interpreter_frames(frame, error);
-  return ok && resolve_frames(out.frames, error);
+  return ok && resolve_frames(slot, tstate, out, error);
 }
 
 // Follows a frame chain from `frame`, bounded and cycle-checked, handing
@@ -431,22 +442,78 @@ bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error)
   });
 }
 
-bool StackReader::resolve_frames(std::vector<PythonFrame>& out, std::string& error) {
+bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack& out,
+                                 std::string& error) {
   code_addresses_.clear();
   for (const RawFrame& raw : raw_frames_) code_addresses_.push_back(raw.code);
   // The headers read ahead were read after every frame of the speculative
   // call; not after a frame this walk had to read later.
   const bool prefetched = walk_.plan != nullptr && !walk_.fresh;
+  // Every code object is revalidated, whether its frame changed or not.
   if (!codes_.lookup(code_addresses_, code_infos_, error, prefetched)) return false;
-  out.clear();
+  signature_.clear();
   for (size_t i = 0; i < raw_frames_.size(); ++i) {
+    const RawFrame& raw = raw_frames_[i];
+    signature_.push_back({code_infos_[i]->id, raw.lasti, raw.lineno, raw.instr});
+  }
+  const SlotSignature* last = last_read_of(slot, tstate);
+  const size_t same_raw = last != nullptr ? same_outer_frames(last->frames, signature_) : 0;
+  const size_t inner_raw = raw_frames_.size() - same_raw;
+  out.unchanged = last != nullptr && inner_raw == 0 && last->frames.size() == same_raw;
+  if (out.unchanged) {
+    out.same_outer_frames = out.frames.size();
+    return true;  // out.frames still hold these frames
+  }
+  // The same raw frames decode to the same frames (hidden ones included):
+  // out.frames ends with them, and only the inner part is built anew.
+  size_t kept = 0;
+  for (size_t i = inner_raw; i < raw_frames_.size(); ++i) {
+    if (!incomplete(raw_frames_[i], *code_infos_[i])) ++kept;
+  }
+  kept = std::min(kept, out.frames.size());
+  out.frames.erase(out.frames.begin(), out.frames.end() - static_cast<std::ptrdiff_t>(kept));
+  out.same_outer_frames = kept;
+  inner_frames_.clear();
+  for (size_t i = 0; i < inner_raw; ++i) {
     const CodeInfo& code = *code_infos_[i];
     if (incomplete(raw_frames_[i], code)) continue;
     const int line = line_of(raw_frames_[i], code);
     const uint64_t key = (static_cast<uint64_t>(code.id) << 32) | static_cast<uint32_t>(line);
-    out.push_back({code.function, code.file, line, key});
+    inner_frames_.push_back({code.function, code.file, line, key});
   }
+  out.frames.insert(out.frames.begin(), inner_frames_.begin(), inner_frames_.end());
+  if (slots_.size() <= slot) slots_.resize(slot + 1);
+  slots_[slot].tstate = tstate;
+  slots_[slot].frames.swap(signature_);
   return true;
+}
+
+// What the last read left at `slot`, when it was this thread state and the
+// caller kept that read's output as it was; else nullptr.
+const StackReader::SlotSignature* StackReader::last_read_of(size_t slot, uint64_t tstate) const {
+  if (!out_intact_ || slot >= last_out_size_ || slot >= slots_.size() ||
+      slots_[slot].tstate != tstate) {
+    return nullptr;
+  }
+  return &slots_[slot];
+}
+
+// How many outermost frames (the ends of the lists) are equal. Code ids are
+// never reused, so an equal id is the same cache entry, still alive (the
+// lookup just returned it): the views the kept frames hold are good.
+size_t StackReader::same_outer_frames(const std::vector<FrameSignature>& last,
+                                      const std::vector<FrameSignature>& now) {
+  size_t same = 0;
+  while (same < last.size() && same < now.size() &&
+         last[last.size() - 1 - same] == now[now.size() - 1 - same]) {
+    ++same;
+  }
+  return same;
+}
+
+void StackReader::remember_read(const std::vector<PythonThreadStack>& out) {
+  last_out_ = out.data();
+  last_out_size_ = out.size();
 }
 
 int StackReader::line_of(const RawFrame& raw, const CodeInfo& code) const {

@@ -27,6 +27,13 @@ struct PythonThreadStack {
   uint64_t python_thread_id = 0;   // threading.get_ident()
   bool holds_gil = false;          // false too when the version does not tell
   std::vector<PythonFrame> frames;  // innermost first
+  // How many of the outermost frames are those of the previous read at the
+  // same position (the same thread state, the same validated code objects
+  // at the same instructions), left in place: a caller may reuse what it
+  // made of them. A loop keeps most of its stack from sample to sample.
+  size_t same_outer_frames = 0;
+  // All of them: the frames are exactly the previous read's.
+  bool unchanged = false;
 };
 
 namespace python {
@@ -124,9 +131,10 @@ class StackReader {
   bool read_stepwise(std::vector<PythonThreadStack>& out, std::string& error);
   bool read_planned(std::vector<PythonThreadStack>& out, std::string& error);
   void build_planned_regions();
+  void add_gil_regions(uint64_t base, Gil& gil);
   bool planned_lists_unchanged() const;
   bool read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
-                   uint64_t frame, PythonThreadStack& out, std::string& error);
+                   uint64_t frame, size_t slot, PythonThreadStack& out, std::string& error);
   template <typename Decode>
   bool walk_frame_chain(uint64_t frame, std::string& error, Decode decode);
   bool collect_frame_objects(uint64_t frame, std::string& error);
@@ -134,7 +142,8 @@ class StackReader {
   const char* frame_bytes_at(uint64_t frame);
   const char* chunk_frame(uint64_t frame);
   const char* loose_frame(uint64_t frame);
-  bool resolve_frames(std::vector<PythonFrame>& out, std::string& error);
+  bool resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack& out, std::string& error);
+  void remember_read(const std::vector<PythonThreadStack>& out);
   int line_of(const RawFrame& raw, const python::CodeInfo& code) const;
   bool incomplete(const RawFrame& raw, const python::CodeInfo& code) const;
 
@@ -161,6 +170,31 @@ class StackReader {
   std::vector<InterpCopy> interp_copies_;
   std::vector<ThreadCopy> thread_copies_;
   Walk walk_;
+  // What each position of the last read's output held, to tell an
+  // stack's unchanged frames (PythonThreadStack::same_outer_frames): its thread state and,
+  // per raw frame, the code object's cache id and the instruction.
+  struct FrameSignature {
+    uint32_t code_id = 0;
+    int lasti = 0;
+    int lineno = 0;
+    uint64_t instr = 0;
+    bool operator==(const FrameSignature&) const = default;
+  };
+  struct SlotSignature {
+    uint64_t tstate = 0;
+    std::vector<FrameSignature> frames;
+  };
+  std::vector<SlotSignature> slots_;
+  const SlotSignature* last_read_of(size_t slot, uint64_t tstate) const;
+  static size_t same_outer_frames(const std::vector<FrameSignature>& last,
+                                  const std::vector<FrameSignature>& now);
+  std::vector<FrameSignature> signature_;  // the thread being resolved
+  std::vector<PythonFrame> inner_frames_;  // its frames that changed
+  // The output vector as the last read left it: another vector, or one the
+  // caller changed (cleared after an error), has no previous frames to keep.
+  const PythonThreadStack* last_out_ = nullptr;
+  size_t last_out_size_ = 0;
+  bool out_intact_ = false;  // for the read under way
 };
 
 }  // namespace python

@@ -1,14 +1,15 @@
 #include "collectors/sampler.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "collectors/proc_threads.hpp"
-#include "collectors/process_tree.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -28,8 +29,16 @@ constexpr int64_t kLastRetry = 2'000'000'000;
 }  // namespace
 
 struct Sampler::Tracked {
+  ~Tracked() { close_stat(); }
+  void close_stat() {
+    if (stat_fd >= 0) ::close(stat_fd);
+    stat_fd = -1;
+  }
+
   pid_t pid = 0;
+  int stat_fd = -1;          // /proc/PID/stat, kept open for the tree scans
   uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
+  uint64_t start_stack = 0;  // changes when it execs
   size_t run_index = 0;      // its entry in run.processes
   std::string exe;           // /proc/PID/exe, to notice exec
   std::unique_ptr<PythonProcess> python;
@@ -40,19 +49,43 @@ struct Sampler::Tracked {
   bool alive = true;
   // PythonFrame::key -> the Run's FrameId, so a frame seen again costs a lookup.
   std::unordered_map<uint64_t, FrameId> frames;
-  std::set<int64_t> known_threads;
+  // The stacks interned at the last round for each position of the reader's
+  // output: path[i] is the StackId of its outermost i + 1 frames. Frames
+  // the reader reports unchanged need no interning.
+  struct LastStack {
+    uint64_t round = 0;
+    std::vector<StackId> path;
+  };
+  std::vector<LastStack> last_stacks;
+  // The reader's output, kept per process: the reader leaves an unchanged
+  // stack's frames in place from one read to the next.
+  std::vector<PythonThreadStack> stacks;
+  std::unordered_set<int64_t> known_threads;
   std::string why_not;  // why the last attach failed
 };
 
 Sampler::Sampler(Run& run) : run_(run) {}
 Sampler::~Sampler() = default;
 
+// /proc/PID/stat through a descriptor kept open: it reads nothing once the
+// process is reaped, even if its pid is reused.
+std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
+  if (tracked.stat_fd < 0) {
+    tracked.stat_fd = ::open(fmt::format("/proc/{}/stat", tracked.pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (tracked.stat_fd < 0) return std::nullopt;
+  }
+  char text[1024];  // the name is at most 64 bytes, the numbers after it a few hundred
+  ssize_t n = ::pread(tracked.stat_fd, text, sizeof text, 0);
+  if (n <= 0) return std::nullopt;
+  return parse_proc_stat(std::string(text, static_cast<size_t>(n)));
+}
+
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
-  std::vector<pid_t> tree = process_tree(root);
+  std::vector<pid_t> tree = tree_scanner_.scan(root);
   std::set<pid_t> present(tree.begin(), tree.end());
   for (auto& [pid, tracked] : processes_) {
     if (!tracked->alive) continue;
-    auto stat = read_proc_stat(pid);
+    auto stat = read_stat(*tracked);
     bool same_process = stat && stat->start_ticks == tracked->start_ticks;
     if (!same_process || stat->state == 'Z' || !present.count(pid)) {
       if (stat && same_process && stat->state == 'Z' && stat->exit_code >= 0) {
@@ -61,13 +94,18 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
       end_process(*tracked, now_ns);
       continue;
     }
+    // An exec, even of the same program (multiprocessing's spawn and
+    // forkserver fork the interpreter and exec it again): the process we
+    // attached to is gone from that address space.
     std::string exe = read_exe_link(pid);
-    if (!exe.empty() && exe != tracked->exe) {  // exec'd another program
-      tracked->exe = exe;
+    if ((!exe.empty() && exe != tracked->exe) || stat->start_stack != tracked->start_stack) {
+      if (!exe.empty()) tracked->exe = exe;
+      tracked->start_stack = stat->start_stack;
       if (auto cmd = read_command_line(pid)) {
         run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
       }
       tracked->frames.clear();
+      tracked->last_stacks.clear();
       tracked->attach_backoff_ns = 0;
       attach_python(*tracked, now_ns);
     } else if (!tracked->python && now_ns >= tracked->next_attach_ns) {
@@ -87,6 +125,7 @@ void Sampler::track_new(pid_t pid, int64_t now_ns) {
   auto tracked = std::make_unique<Tracked>();
   tracked->pid = pid;
   tracked->start_ticks = stat->start_ticks;
+  tracked->start_stack = stat->start_stack;
   tracked->exe = read_exe_link(pid);
   tracked->run_index = run_.processes.size();
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
@@ -116,6 +155,7 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
 
 void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
   tracked.alive = false;
+  tracked.close_stat();
   tracked.python.reset();
   thread_states_.forget_process(tracked.pid);
   run_.processes[tracked.run_index].end_ns = now_ns;
@@ -134,29 +174,44 @@ void Sampler::sample(int64_t now_ns) {
 }
 
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
-  if (!tracked.python->sample(scratch_)) {
+  std::vector<PythonThreadStack>& stacks = tracked.stacks;
+  if (!tracked.python->sample(stacks)) {
     ++stats_.error_samples;
     return;
   }
-  for (const PythonThreadStack& stack : scratch_) {
+  if (tracked.last_stacks.size() < stacks.size()) tracked.last_stacks.resize(stacks.size());
+  for (size_t slot = 0; slot < stacks.size(); ++slot) {
+    const PythonThreadStack& stack = stacks[slot];
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
     note_thread(tracked, stack.native_tid);
     auto state = thread_states_.read(tracked.pid, stack.native_tid);
     if (!state) continue;  // the thread exited since the stack was read
-    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, intern_stack(tracked, stack),
+    Tracked::LastStack& last = tracked.last_stacks[slot];
+    // Rounds count from 1: round 0 never was.
+    const size_t reused = last.round + 1 == stats_.rounds ? stack.same_outer_frames : 0;
+    const StackId id = intern_stack(tracked, stack, reused, last.path);
+    last.round = stats_.rounds;
+    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, id,
                             thread_state_from_letter(*state), stack.holds_gil});
     ++stats_.samples;
   }
 }
 
-StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack) {
-  StackId id = StackTree::kRoot;
-  for (auto frame = stack.frames.rbegin(); frame != stack.frames.rend(); ++frame) {
+// The outermost `reused` frames are those `path` was built from: their
+// StackIds are kept, and only the frames inside them are interned.
+StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
+                              std::vector<StackId>& path) {
+  reused = std::min({reused, path.size(), stack.frames.size()});
+  path.resize(reused);
+  StackId id = reused > 0 ? path.back() : StackTree::kRoot;
+  for (auto frame = stack.frames.rbegin() + static_cast<std::ptrdiff_t>(reused);
+       frame != stack.frames.rend(); ++frame) {
     auto [slot, inserted] = tracked.frames.try_emplace(frame->key, 0);
     if (inserted) {
       slot->second = run_.intern_frame(frame->function, frame->file, std::max(frame->line, 0));
     }
     id = run_.stacks.push(id, slot->second);
+    path.push_back(id);
   }
   return id;
 }

@@ -11,10 +11,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/proc_threads.hpp"
+#include "collectors/process_tree_scanner.hpp"
 #include "collectors/python_process.hpp"
 #include "collectors/thread_state_reader.hpp"
 #include "run/run.hpp"
@@ -65,12 +68,14 @@ class Sampler {
   void attach_python(Tracked& tracked, int64_t now_ns);
   void end_process(Tracked& tracked, int64_t now_ns);
   void sample_process(Tracked& tracked, int64_t now_ns);
-  StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack);
+  StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
+                       std::vector<StackId>& path);
   void note_thread(Tracked& tracked, int64_t tid);
+  std::optional<ProcStat> read_stat(Tracked& tracked);
 
   Run& run_;
   std::map<pid_t, std::unique_ptr<Tracked>> processes_;
-  std::vector<PythonThreadStack> scratch_;
+  ProcessTreeScanner tree_scanner_;
   ThreadStateReader thread_states_;
   SamplerStats stats_;
 };

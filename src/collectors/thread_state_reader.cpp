@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <string>
 
 #include "collectors/proc_threads.hpp"
@@ -11,8 +12,8 @@ namespace stepscope {
 
 namespace {
 
-int open_stat(pid_t pid, int64_t tid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat";
+int open_task_file(pid_t pid, int64_t tid, const char* name) {
+  std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + name;
   return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 }
 
@@ -25,28 +26,68 @@ std::optional<char> read_state(int fd) {
   return state_in_stat(std::string_view(buffer, static_cast<size_t>(n)));
 }
 
+std::optional<SchedCounters> read_counters(int fd) {
+  if (fd < 0) return std::nullopt;
+  char buffer[96];  // three 20-digit numbers at most
+  ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
+  if (n <= 0) return std::nullopt;
+  return parse_schedstat(std::string_view(buffer, static_cast<size_t>(n)));
+}
+
 }  // namespace
 
+std::optional<SchedCounters> parse_schedstat(std::string_view text) {
+  SchedCounters c;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  for (uint64_t* field : {&c.on_cpu_ns, &c.waiting_ns, &c.scheduled}) {
+    while (p < end && *p == ' ') ++p;
+    auto [next, ec] = std::from_chars(p, end, *field);
+    if (ec != std::errc()) return std::nullopt;
+    p = next;
+  }
+  if (c.on_cpu_ns == 0) return std::nullopt;
+  return c;
+}
+
 ThreadStateReader::~ThreadStateReader() {
-  for (auto& [key, fd] : files_) ::close(fd);
+  for (auto& [key, files] : files_) close_files(files);
+}
+
+void ThreadStateReader::close_files(ThreadFiles& files) {
+  if (files.stat >= 0) ::close(files.stat);
+  if (files.schedstat >= 0) ::close(files.schedstat);
+  files.stat = files.schedstat = -1;
+}
+
+std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
+  auto counters = read_counters(files.schedstat);
+  if (counters && files.state != 0 && *counters == files.before) return files.state;
+  ++stat_reads_;
+  auto state = read_state(files.stat);
+  files.before = counters.value_or(SchedCounters{});
+  files.state = counters && state ? *state : 0;  // without counters, no shortcut
+  return state;
 }
 
 std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
   auto key = std::make_pair(pid, tid);
   auto found = files_.find(key);
   if (found == files_.end()) {
-    int fd = open_stat(pid, tid);
-    if (fd < 0) return std::nullopt;
+    ThreadFiles files;
+    files.stat = open_task_file(pid, tid, "stat");
+    if (files.stat < 0) return std::nullopt;
+    files.schedstat = open_task_file(pid, tid, "schedstat");
     if (files_.size() >= kMaxOpen) {
-      auto state = read_state(fd);
-      ::close(fd);
+      auto state = read_files(files);
+      close_files(files);
       return state;
     }
-    found = files_.emplace(key, fd).first;
+    found = files_.emplace(key, files).first;
   }
-  auto state = read_state(found->second);
-  if (!state) {  // the thread exited: its descriptor now only reads errors
-    ::close(found->second);
+  auto state = read_files(found->second);
+  if (!state) {  // the thread exited: its descriptors now only read errors
+    close_files(found->second);
     files_.erase(found);
   }
   return state;
@@ -55,7 +96,7 @@ std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
 void ThreadStateReader::forget_process(pid_t pid) {
   auto it = files_.lower_bound({pid, INT64_MIN});
   while (it != files_.end() && it->first.first == pid) {
-    ::close(it->second);
+    close_files(it->second);
     it = files_.erase(it);
   }
 }

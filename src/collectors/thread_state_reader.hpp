@@ -4,6 +4,14 @@
 // recorder reads it for every thread at every round, so descriptors are kept
 // open and re-read with pread; a thread's descriptor is closed when the
 // thread is gone (the read fails) or its process is forgotten.
+//
+// Even a kept stat file is formatted anew by the kernel at each read (some
+// fifty fields). The much shorter schedstat (time on a CPU, time waiting for
+// one, times scheduled in) is read first: a thread changes state only by
+// being scheduled in or out, which moves those counters, so while they stand
+// still its state is the one stat last showed. The one change this misses is
+// a wakeup: a thread woken but not yet given a CPU still shows the sleep it
+// was in (and its stack is still at the call that slept) until it first runs.
 #pragma once
 
 #include <sys/types.h>
@@ -11,9 +19,22 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace stepscope {
+
+// The three counters of /proc/PID/task/TID/schedstat.
+struct SchedCounters {
+  uint64_t on_cpu_ns = 0;
+  uint64_t waiting_ns = 0;
+  uint64_t scheduled = 0;
+  bool operator==(const SchedCounters&) const = default;
+};
+
+// Nullopt unless `text` holds three numbers, the first (time on a CPU) not
+// zero: a kernel without scheduler statistics shows "0 0 0".
+std::optional<SchedCounters> parse_schedstat(std::string_view text);
 
 class ThreadStateReader {
  public:
@@ -28,10 +49,23 @@ class ThreadStateReader {
   // Closes the descriptors of every thread of `pid`.
   void forget_process(pid_t pid);
 
+  // How many reads took the state from stat (the others from schedstat alone).
+  uint64_t stat_reads() const { return stat_reads_; }
+
  private:
+  struct ThreadFiles {
+    int stat = -1;
+    int schedstat = -1;   // -1 when it cannot be opened: stat every time
+    SchedCounters before; // read just before stat was last read
+    char state = 0;       // what that stat read said
+  };
+  std::optional<char> read_files(ThreadFiles& files);
+  static void close_files(ThreadFiles& files);
+
   // Far above real thread counts; past it, descriptors are not kept.
   static constexpr size_t kMaxOpen = 4096;
-  std::map<std::pair<pid_t, int64_t>, int> files_;
+  std::map<std::pair<pid_t, int64_t>, ThreadFiles> files_;
+  uint64_t stat_reads_ = 0;
 };
 
 }  // namespace stepscope

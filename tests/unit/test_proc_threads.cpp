@@ -24,6 +24,7 @@ TEST(ProcStat, FieldsCountFromTheLastParenthesis) {
   EXPECT_EQ(stat->parent_pid, 4200);
   EXPECT_EQ(stat->start_ticks, 987654u);
   EXPECT_EQ(stat->exit_code, 256);
+  EXPECT_EQ(stat->start_stack, 0u) << "hidden from those who may not read the process";
 }
 
 TEST(ProcStat, TruncatedOrGarbageIsRejected) {
@@ -37,6 +38,8 @@ TEST(ProcStat, ReadsThisProcess) {
   ASSERT_TRUE(stat);
   EXPECT_EQ(stat->state, 'R');
   EXPECT_EQ(stat->parent_pid, getppid());
+  int on_our_stack = 0;
+  EXPECT_GT(stat->start_stack, reinterpret_cast<uint64_t>(&on_our_stack) - (64 << 20));
   EXPECT_FALSE(read_proc_stat(-5));
 }
 

@@ -307,6 +307,59 @@ TEST(PythonStackReader, SeesTheCFrameAndChunkChange) {
   EXPECT_EQ(s.sample(), (Names{{"replaced"}}));
 }
 
+// A stack whose code objects and instructions did not move is flagged, its
+// frames left as they were; any change, or an output the caller touched, is not.
+TEST(PythonStackReader, FlagsAStackUnchangedSinceTheLastRead) {
+  ChunkedStack s;
+  const Names expected{{"Class.inner", "Class.outer"}};
+  EXPECT_EQ(s.sample(), expected);
+  EXPECT_FALSE(s.threads[0].unchanged) << "nothing to compare with";
+  EXPECT_EQ(s.sample(), expected);
+  EXPECT_TRUE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].frames[0].line, 21);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 2u);
+  // The inner frame moves to another instruction (the same line here).
+  s.heap.frame_at(s.inner, s.inner_code, s.outer, 3);
+  EXPECT_EQ(s.sample(), expected);
+  EXPECT_FALSE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 1u) << "the outer frame did not move";
+  EXPECT_EQ(s.sample(), expected);
+  EXPECT_TRUE(s.threads[0].unchanged);
+  // A call from the inner frame: both callers are kept, the callee is new.
+  const uint64_t callee_code = s.heap.code("callee", "/app/b.py", 30);
+  const uint64_t callee = s.heap.frame_at(s.chunk + 64 + 2 * kLayout.interpreter_frame.size,
+                                          callee_code, s.inner, 1);
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, callee);
+  EXPECT_EQ(s.sample(), (Names{{"Class.callee", "Class.inner", "Class.outer"}}));
+  EXPECT_EQ(s.threads[0].same_outer_frames, 2u);
+  EXPECT_EQ(s.threads[0].frames[0].line, 31);
+  // It returns: the remaining frames are all the previous read's outer ones.
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.inner);
+  EXPECT_EQ(s.sample(), expected);
+  EXPECT_FALSE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 2u);
+  EXPECT_EQ(s.threads[0].frames[0].line, 21);
+  // A code object replaced at its address is decoded anew, not reused.
+  s.heap.put(s.inner_code, kLayout.code.qualname, s.heap.str("replaced"));
+  EXPECT_EQ(s.sample(), (Names{{"replaced", "Class.outer"}}));
+  EXPECT_FALSE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 1u);
+  EXPECT_EQ(s.sample(), (Names{{"replaced", "Class.outer"}}));
+  EXPECT_TRUE(s.threads[0].unchanged);
+  // An output emptied by its owner (as after an error sample) is rebuilt.
+  s.threads.clear();
+  EXPECT_EQ(s.sample(), (Names{{"replaced", "Class.outer"}}));
+  EXPECT_FALSE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 0u);
+  // Another output vector holds none of the previous frames.
+  std::vector<PythonThreadStack> other(1);
+  ASSERT_TRUE(s.reader.read(other, s.error)) << s.error;
+  EXPECT_FALSE(other[0].unchanged);
+  EXPECT_EQ(other[0].same_outer_frames, 0u);
+  ASSERT_EQ(other[0].frames.size(), 2u);
+  EXPECT_EQ(other[0].frames[1].function, "Class.outer");
+}
+
 TEST(PythonStackReader, SeesThreadsComeAndGo) {
   ChunkedStack s;
   s.sample();

@@ -14,6 +14,7 @@
 #include "collectors/memory_maps.hpp"
 #include "collectors/process_memory.hpp"
 #include "collectors/process_tree.hpp"
+#include "collectors/process_tree_scanner.hpp"
 #include "collectors/python_version.hpp"
 
 namespace stepscope {
@@ -77,6 +78,39 @@ TEST(ProcessMemory, ReadsAndRefusesUnmappedRanges) {
   EXPECT_FALSE(memory.read_many(regions));
 }
 
+// Regions on one page are read as one range (read_many joins them); each
+// destination must still get exactly its own bytes, whatever the order.
+TEST(ProcessMemory, JoinedRegionsCopyExactlyTheirOwnBytes) {
+  constexpr size_t kPage = 4096;
+  std::vector<char> buffer(3 * kPage);
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<char>(i * 7 + i / 251);
+  const uint64_t base = (reinterpret_cast<uint64_t>(buffer.data()) + kPage - 1) & ~uint64_t{kPage - 1};
+  struct Case {
+    uint64_t offset;
+    size_t size;
+  };
+  // Ascending with gaps on one page, adjacent, backwards, on the next page,
+  // across the page boundary, and empty.
+  const Case cases[] = {{8, 8},   {100, 4},  {104, 16}, {2000, 300}, {50, 8},
+                        {4090, 4}, {4100, 8}, {kPage - 4, 12}, {kPage + 500, 0}, {kPage + 600, 64}};
+  std::vector<std::vector<char>> out;
+  std::vector<ProcessMemory::Region> regions;
+  for (const Case& c : cases) out.emplace_back(c.size + 1, '\x55');
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    regions.push_back({base + cases[i].offset, out[i].data(), cases[i].size});
+  }
+  ProcessMemory memory(::getpid());
+  ASSERT_TRUE(memory.read_many(regions));
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const char* expected = reinterpret_cast<const char*>(base + cases[i].offset);
+    EXPECT_EQ(std::string(out[i].data(), cases[i].size), std::string(expected, cases[i].size)) << i;
+    EXPECT_EQ(out[i][cases[i].size], '\x55') << "region " << i << " overran";
+  }
+  // A joined range still fails as a whole when one region cannot be read.
+  regions.push_back({0x10, out[0].data(), 8});
+  EXPECT_FALSE(memory.read_many(regions));
+}
+
 TEST(ProcessMemory, ExplainsRefusalWithAFix) {
   std::string text = explain_access_denied(1);
   EXPECT_NE(text.find("process 1"), std::string::npos) << text;
@@ -129,6 +163,46 @@ TEST(ProcessTree, StartsAtTheRootAndFindsChildren) {
   EXPECT_EQ(tree[0], ::getpid());
   EXPECT_NE(std::find(tree.begin(), tree.end(), child), tree.end());
   EXPECT_TRUE(process_tree(-5).empty());
+}
+
+// Scan after scan through the same descriptors, the scanner agrees with
+// process_tree(): a child that appears is found, one that exits is dropped.
+TEST(ProcessTree, TheScannerFollowsChildrenComingAndGoing) {
+  auto spawn = [] {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    return child;
+  };
+  auto end = [](pid_t child) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+  };
+  auto holds = [](const std::vector<pid_t>& tree, pid_t pid) {
+    return std::find(tree.begin(), tree.end(), pid) != tree.end();
+  };
+  ProcessTreeScanner scanner;
+  pid_t first = spawn();
+  std::vector<pid_t> tree = scanner.scan(::getpid());
+  ASSERT_FALSE(tree.empty());
+  EXPECT_EQ(tree[0], ::getpid());
+  EXPECT_TRUE(holds(tree, first));
+  EXPECT_EQ(tree, process_tree(::getpid()));
+  pid_t second = spawn();
+  tree = scanner.scan(::getpid());
+  EXPECT_TRUE(holds(tree, first));
+  EXPECT_TRUE(holds(tree, second));
+  end(first);
+  tree = scanner.scan(::getpid());
+  EXPECT_FALSE(holds(tree, first));
+  EXPECT_TRUE(holds(tree, second));
+  EXPECT_EQ(tree, process_tree(::getpid()));
+  end(second);
+  EXPECT_FALSE(holds(scanner.scan(::getpid()), second));
+  EXPECT_TRUE(scanner.scan(-5).empty());
+  EXPECT_TRUE(scanner.scan(first).empty()) << "a reaped process has no tree";
 }
 
 }  // namespace

@@ -1,0 +1,137 @@
+#include "collectors/process_tree_scanner.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+namespace stepscope {
+
+namespace {
+
+int open_read_only(const std::string& path, int flags = 0) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+}
+
+// The numeric entries of the directory `fd`, re-read from its start.
+bool read_numeric_entries(int fd, std::vector<pid_t>& out) {
+  out.clear();
+  if (::lseek(fd, 0, SEEK_SET) != 0) return false;
+  alignas(8) char buffer[4096];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n < 0) return false;
+    if (n == 0) return true;
+    for (long at = 0; at < n;) {
+      // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+      unsigned short reclen;
+      std::memcpy(&reclen, buffer + at + 16, sizeof reclen);
+      const char* name = buffer + at + 19;
+      pid_t id = 0;
+      auto [end, ec] = std::from_chars(name, name + std::strlen(name), id);
+      if (ec == std::errc() && *end == '\0' && id > 0) out.push_back(id);
+      at += reclen;
+    }
+  }
+}
+
+}  // namespace
+
+ProcessTreeScanner::~ProcessTreeScanner() {
+  for (auto& [pid, files] : processes_) close_files(files);
+}
+
+void ProcessTreeScanner::close_files(ProcessFiles& files) {
+  if (files.task_dir >= 0) ::close(files.task_dir);
+  files.task_dir = -1;
+  for (auto& [tid, fd] : files.children) ::close(fd);
+  files.children.clear();
+}
+
+// The threads of `pid` into tids_. A kept directory of a process that has
+// exited lists nothing; the pid is then opened afresh, in case it now names
+// a new process.
+bool ProcessTreeScanner::list_threads(ProcessFiles& files, pid_t pid) {
+  if (files.task_dir >= 0 && read_numeric_entries(files.task_dir, tids_) && !tids_.empty()) {
+    return true;
+  }
+  close_files(files);
+  files.task_dir = open_read_only("/proc/" + std::to_string(pid) + "/task", O_DIRECTORY);
+  return files.task_dir >= 0 && read_numeric_entries(files.task_dir, tids_) && !tids_.empty();
+}
+
+bool ProcessTreeScanner::append_children(pid_t pid, std::vector<pid_t>& out) {
+  ProcessFiles& files = processes_[pid];
+  if (!list_threads(files, pid)) {
+    close_files(files);
+    processes_.erase(pid);
+    return false;
+  }
+  // Threads that ended take their descriptors with them.
+  for (auto it = files.children.begin(); it != files.children.end();) {
+    if (std::find(tids_.begin(), tids_.end(), it->first) != tids_.end()) {
+      ++it;
+      continue;
+    }
+    ::close(it->second);
+    it = files.children.erase(it);
+  }
+  char text[4096];
+  for (pid_t tid : tids_) {
+    auto [slot, added] = files.children.try_emplace(tid, -1);
+    if (added) {
+      slot->second = open_read_only("/proc/" + std::to_string(pid) + "/task/" +
+                                    std::to_string(tid) + "/children");
+    }
+    ssize_t n = slot->second >= 0 ? ::pread(slot->second, text, sizeof text, 0) : -1;
+    if (n < 0) {  // the thread ended while we looked: try again next scan
+      if (slot->second >= 0) ::close(slot->second);
+      files.children.erase(slot);
+      continue;
+    }
+    const char* p = text;
+    const char* end = text + n;
+    while (p < end) {
+      pid_t child = 0;
+      auto [next, ec] = std::from_chars(p, end, child);
+      if (ec == std::errc() && child > 0) out.push_back(child);
+      p = next == p ? p + 1 : next;
+    }
+  }
+  return true;
+}
+
+std::vector<pid_t> ProcessTreeScanner::scan(pid_t root) {
+  std::vector<pid_t> tree;
+  if (root <= 0) return tree;
+  tree.push_back(root);
+  // Breadth first; a pid seen twice (reused between reads) is kept once.
+  std::vector<pid_t> children;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    children.clear();
+    if (!append_children(tree[i], children)) {
+      if (i == 0) return {};  // the root is gone
+      continue;
+    }
+    for (pid_t child : children) {
+      if (std::find(tree.begin(), tree.end(), child) == tree.end()) tree.push_back(child);
+    }
+  }
+  // Processes no longer in the tree keep nothing open.
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    if (std::find(tree.begin(), tree.end(), it->first) != tree.end()) {
+      ++it;
+      continue;
+    }
+    close_files(it->second);
+    it = processes_.erase(it);
+  }
+  return tree;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,78 @@
+// The thread-state reader against threads of this test process: a thread
+// asleep on a pipe, the same thread spinning, and after it has exited.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "collectors/thread_state_reader.hpp"
+
+namespace stepscope {
+namespace {
+
+TEST(ThreadStateReader, ParsesSchedstat) {
+  auto c = parse_schedstat("1234567 89 12\n");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->on_cpu_ns, 1234567u);
+  EXPECT_EQ(c->waiting_ns, 89u);
+  EXPECT_EQ(c->scheduled, 12u);
+  EXPECT_FALSE(parse_schedstat("0 0 0\n")) << "a kernel without scheduler statistics";
+  EXPECT_FALSE(parse_schedstat("12 34"));
+  EXPECT_FALSE(parse_schedstat("x 1 2"));
+  EXPECT_FALSE(parse_schedstat(""));
+}
+
+// Reads `tid`'s state until it is `wanted` (threads take a moment to get
+// where they are told to go); the last state read.
+std::optional<char> wait_for_state(ThreadStateReader& reader, int64_t tid, char wanted) {
+  std::optional<char> state;
+  for (int i = 0; i < 2000; ++i) {
+    state = reader.read(::getpid(), tid);
+    if (state == wanted) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return state;
+}
+
+TEST(ThreadStateReader, SleepingRunningAndGone) {
+  int wake[2];
+  ASSERT_EQ(::pipe(wake), 0);
+  std::atomic<int64_t> tid{0};
+  std::atomic<bool> stop{false};
+  std::thread thread([&] {
+    tid = static_cast<int64_t>(::syscall(SYS_gettid));
+    char byte;
+    if (::read(wake[0], &byte, 1) != 1) return;  // asleep until woken
+    while (!stop) {
+    }  // then running
+  });
+  while (tid == 0) std::this_thread::yield();
+  ThreadStateReader reader;
+  EXPECT_EQ(wait_for_state(reader, tid, 'S'), 'S');
+  // Asleep, its scheduler counters stand still: stat need not be read again.
+  const uint64_t stat_reads = reader.stat_reads();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'S');
+  EXPECT_EQ(reader.stat_reads(), stat_reads);
+  // Woken, it runs: its counters move and stat tells.
+  ASSERT_EQ(::write(wake[1], "x", 1), 1);
+  EXPECT_EQ(wait_for_state(reader, tid, 'R'), 'R');
+  EXPECT_GT(reader.stat_reads(), stat_reads);
+  stop = true;
+  thread.join();
+  // join() returns while the thread may still be finishing its exit in the
+  // kernel (running, and so shown running); then it is gone.
+  std::optional<char> state = 'R';
+  for (int i = 0; i < 2000 && state; ++i) {
+    state = reader.read(::getpid(), tid);
+    if (state) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(state, std::nullopt) << "an exited thread";
+  ::close(wake[0]);
+  ::close(wake[1]);
+}
+
+}  // namespace
+}  // namespace stepscope
