@@ -57,13 +57,14 @@ StepMarkers profiler_steps(const Run& run) {
 
 }  // namespace
 
-DeviceActivity collect_device_activity(const Run& run) {
+DeviceActivity collect_device_activity(const Run& run) { return collect_device_activity(run, LaunchIndex(run)); }
+
+DeviceActivity collect_device_activity(const Run& run, const LaunchIndex& launches) {
   DeviceActivity activity;
   StepMarkers steps = profiler_steps(run);
   activity.profiler_steps = steps.distinct;
   activity.complete_steps_only = steps.distinct >= 2;
   activity.complete_step_ns = std::move(steps.complete_ns);
-  LaunchIndex launches(run);
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
     if (!is_device_activity(span.kind)) continue;

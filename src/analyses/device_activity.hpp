@@ -38,7 +38,10 @@ struct DeviceActivity {
   std::vector<int64_t> complete_step_ns;
 };
 
+class LaunchIndex;
 DeviceActivity collect_device_activity(const Run& run);
+// The same with the launch index `report` built once for all its analyses.
+DeviceActivity collect_device_activity(const Run& run, const LaunchIndex& launches);
 
 // The rank a trace says it is (metadata distributedInfo's "rank"), if any.
 std::optional<int64_t> trace_rank(const Run& run);

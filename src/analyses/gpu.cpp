@@ -3,7 +3,11 @@
 namespace stepscope {
 
 GpuRank analyze_gpu_rank(const Run& run, const std::string& source) {
-  DeviceActivity activity = collect_device_activity(run);
+  return analyze_gpu_rank(run, source, LaunchIndex(run));
+}
+
+GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const LaunchIndex& launches) {
+  DeviceActivity activity = collect_device_activity(run, launches);
   GpuRank rank;
   rank.rank = trace_rank(run);
   rank.source = source;

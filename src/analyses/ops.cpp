@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analyses/device_activity.hpp"
+#include "analyses/span_index.hpp"
 
 namespace stepscope {
 
@@ -89,20 +90,21 @@ struct Node {
 int64_t duration(const Span& span) { return span.end_ns - span.start_ns; }
 
 // Host events in torch's order: by thread, then start, then longest first;
-// ties keep trace order (torch's sorts are stable).
-std::vector<Node> host_nodes(const Run& run, NameClasses& names) {
+// ties keep trace order (torch's sorts are stable). The index has that order.
+std::vector<Node> host_nodes(const Run& run, const HostSpansByThread& host_spans, NameClasses& names) {
   std::vector<Node> nodes;
-  for (SpanId i = 0; i < run.spans.size(); ++i) {
-    const Span& span = run.spans[i];
-    if (!is_host_event(span.kind)) continue;
-    uint32_t group = names.group(span.name);
-    if (group != kNone) nodes.push_back({.span = i, .group = group});
+  // Most host spans are events: one allocation instead of regrowing millions of nodes.
+  size_t host = 0;
+  for (const HostSpansByThread::Thread& thread : host_spans.threads()) host += thread.spans.size();
+  nodes.reserve(host);
+  for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
+    for (SpanId i : thread.spans) {
+      const Span& span = run.spans[i];
+      if (!is_host_event(span.kind)) continue;
+      uint32_t group = names.group(span.name);
+      if (group != kNone) nodes.push_back({.span = i, .group = group});
+    }
   }
-  std::stable_sort(nodes.begin(), nodes.end(), [&](const Node& a, const Node& b) {
-    const Span& x = run.spans[a.span];
-    const Span& y = run.spans[b.span];
-    return std::tie(x.pid, x.tid, x.start_ns, y.end_ns) < std::tie(y.pid, y.tid, y.start_ns, x.end_ns);
-  });
   return nodes;
 }
 
@@ -137,7 +139,8 @@ std::vector<uint32_t> nest(const Run& run, const std::vector<Node>& nodes) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
+void attach_device_time(const Run& run, const LaunchIndex& launches, std::vector<Node>& nodes,
+                        const std::vector<uint32_t>& parent) {
   std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
   std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
@@ -146,7 +149,6 @@ void attach_device_time(const Run& run, std::vector<Node>& nodes, const std::vec
     owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
     node_of_span[nodes[i].span] = i;
   }
-  LaunchIndex launches(run);
   for (const Span& span : run.spans) {
     if (!is_device_activity(span.kind) || span.correlation == 0) continue;
     SpanId launch = launches.find(span.correlation);
@@ -225,10 +227,14 @@ class RowTable {
 }  // namespace
 
 OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options) {
+  return analyze_ops(run, SpanIndex(run), options);
+}
+
+OpsAnalysis analyze_ops(const Run& run, const SpanIndex& index, const OpsOptions& options) {
   NameClasses names(run.strings);
-  std::vector<Node> nodes = host_nodes(run, names);
+  std::vector<Node> nodes = host_nodes(run, index.host_spans, names);
   std::vector<uint32_t> parent = nest(run, nodes);
-  attach_device_time(run, nodes, parent);
+  attach_device_time(run, index.launches, nodes, parent);
   merge_and_sum(run, nodes, parent);
 
   RowTable table(run, names, options.group_by_input_shapes);

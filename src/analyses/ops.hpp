@@ -23,6 +23,8 @@
 
 namespace stepscope {
 
+struct SpanIndex;  // analyses/span_index.hpp
+
 // The rows torch keeps apart even when names are equal.
 enum class OpRowKind : uint8_t { kHost, kUserAnnotation, kDevice };
 const char* op_row_kind_name(OpRowKind kind);
@@ -50,5 +52,7 @@ struct OpsAnalysis {
 };
 
 OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options = {});
+// The same with the span orders `report` built once for all its analyses.
+OpsAnalysis analyze_ops(const Run& run, const SpanIndex& index, const OpsOptions& options = {});
 
 }  // namespace stepscope

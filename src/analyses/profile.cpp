@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "analyses/span_index.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -42,23 +43,6 @@ std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, co
   return to_thread_profiles(std::move(by_thread));
 }
 
-// Spans of one thread, outermost first when they start together, so a
-// single pass with an open-span stack recovers the nesting.
-std::map<ThreadKey, std::vector<const Span*>> host_spans_by_thread(const Run& run, const ProfileOptions& options) {
-  std::map<ThreadKey, std::vector<const Span*>> by_thread;
-  for (const Span& s : run.spans) {
-    if (is_host_span(s.kind) && s.end_ns >= s.start_ns && options.in_window(s.start_ns)) {
-      by_thread[{s.pid, s.tid}].push_back(&s);
-    }
-  }
-  for (auto& [key, spans] : by_thread) {
-    std::stable_sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) {
-      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-    });
-  }
-  return by_thread;
-}
-
 struct OpenSpan {
   const Span* span;
   StackId stack;
@@ -67,8 +51,8 @@ struct OpenSpan {
 
 // Walks one thread's spans in start order. A span that overlaps its parent
 // without nesting (rare, from clock rounding) is clipped to the parent.
-void profile_thread_spans(const std::vector<const Span*>& spans, FrameTable& frames,
-                          StackTree& stacks, StackWeights& weights) {
+void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const ProfileOptions& options,
+                          FrameTable& frames, StackTree& stacks, StackWeights& weights) {
   std::vector<OpenSpan> open;
   auto close_top = [&] {
     const OpenSpan& top = open.back();
@@ -76,7 +60,9 @@ void profile_thread_spans(const std::vector<const Span*>& spans, FrameTable& fra
     add_weight(weights, top.stack, self);
     open.pop_back();
   };
-  for (const Span* span : spans) {
+  for (SpanId id : spans) {
+    const Span* span = &run.spans[id];
+    if (span->end_ns < span->start_ns || !options.in_window(span->start_ns)) continue;
     while (!open.empty() && open.back().span->end_ns <= span->start_ns) close_top();
     StackId parent = open.empty() ? StackTree::kRoot : open.back().stack;
     int64_t end = open.empty() ? span->end_ns : std::min(span->end_ns, open.back().span->end_ns);
@@ -109,6 +95,12 @@ bool run_wants_idle(const Run& run) {
 }
 
 Profile build_profile(const Run& run, const ProfileOptions& options) {
+  if (!run.samples.empty()) return build_profile(run, options, nullptr);
+  HostSpansByThread host_spans(run);
+  return build_profile(run, options, &host_spans);
+}
+
+Profile build_profile(const Run& run, const ProfileOptions& options, const HostSpansByThread* host_spans) {
   Profile profile;
   if (!run.samples.empty()) {
     auto period = run.sample_period_ns();
@@ -123,8 +115,10 @@ Profile build_profile(const Run& run, const ProfileOptions& options) {
   }
   profile.owns_tables_ = true;
   std::map<ThreadKey, StackWeights> by_thread;
-  for (auto& [key, spans] : host_spans_by_thread(run, options)) {
-    profile_thread_spans(spans, profile.own_frames_, profile.own_stacks_, by_thread[key]);
+  for (const HostSpansByThread::Thread& thread : host_spans->threads()) {
+    StackWeights weights;
+    profile_thread_spans(run, thread.spans, options, profile.own_frames_, profile.own_stacks_, weights);
+    if (!weights.empty()) by_thread[{thread.pid, thread.tid}] = std::move(weights);
   }
   profile.source = by_thread.empty() ? ProfileSource::kEmpty : ProfileSource::kSpans;
   profile.threads = to_thread_profiles(std::move(by_thread));

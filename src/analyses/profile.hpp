@@ -15,6 +15,8 @@
 
 namespace stepscope {
 
+class HostSpansByThread;  // analyses/span_index.hpp
+
 struct StackWeight {
   StackId stack = StackTree::kRoot;
   uint64_t count = 0;     // samples, or span occurrences
@@ -53,7 +55,7 @@ class Profile {
   const FrameTable& frames() const { return owns_tables_ ? own_frames_ : *run_frames_; }
   const StackTree& stacks() const { return owns_tables_ ? own_stacks_ : *run_stacks_; }
 
-  friend Profile build_profile(const Run& run, const ProfileOptions& options);
+  friend Profile build_profile(const Run& run, const ProfileOptions& options, const HostSpansByThread* host_spans);
 
  private:
   bool owns_tables_ = false;
@@ -73,6 +75,9 @@ bool run_wants_idle(const Run& run);
 // Throws InputError when the run has samples but no valid sample period.
 // The returned profile refers to `run`, which must outlive it.
 Profile build_profile(const Run& run, const ProfileOptions& options = {});
+// The same with the host span order `report` built once for all its analyses
+// (null for a sampled run, which needs none).
+Profile build_profile(const Run& run, const ProfileOptions& options, const HostSpansByThread* host_spans);
 
 // Host spans are those on CPU threads; device activity (kernels, copies,
 // memsets) has its own analyses and is left out of the stack profile.

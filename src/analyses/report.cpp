@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "analyses/span_index.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -18,14 +20,16 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   Report report;
   report.run = &run;
   report.source = source;
-  Profile profile = build_profile(run, options);
+  // Sorted once for the profile, the operators and the device analyses.
+  SpanIndex index(run);
+  Profile profile = build_profile(run, options, run.samples.empty() ? &index.host_spans : nullptr);
   report.profile_source = profile.source;
   report.includes_idle = options.include_idle;
   report.processes = summarize_processes(run);
   report.functions = function_costs(profile);
   report.steps = analyze_steps(run);
-  report.ops = analyze_ops(run, ops_options);
-  report.gpu.ranks.push_back(analyze_gpu_rank(run, source));
+  report.ops = analyze_ops(run, index, ops_options);
+  report.gpu.ranks.push_back(analyze_gpu_rank(run, source, index.launches));
   report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front()});
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
   return report;

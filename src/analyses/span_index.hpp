@@ -1,0 +1,47 @@
+// Orders of a Run's spans that several analyses walk, built once per Run by
+// `report` and shared, instead of each analysis sorting millions of spans
+// again: the host spans of each thread in nesting order (ops, profile), and
+// the runtime launch of each correlation id (ops, the device analyses).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analyses/device_activity.hpp"
+#include "run/run.hpp"
+
+namespace stepscope {
+
+// The host spans (is_host_span) of each thread, threads ordered by (pid, tid)
+// and each thread's spans by start, the longer first when they start
+// together, then in trace order: the order in which an open-span stack
+// recovers nesting, and the order torch's stable sorts give.
+class HostSpansByThread {
+ public:
+  struct Thread {
+    int64_t pid = 0;
+    int64_t tid = 0;
+    std::span<const SpanId> spans;
+  };
+
+  explicit HostSpansByThread(const Run& run);
+  // The threads' spans point into order_: moving keeps them valid, copying would not.
+  HostSpansByThread(const HostSpansByThread&) = delete;
+  HostSpansByThread& operator=(const HostSpansByThread&) = delete;
+  HostSpansByThread(HostSpansByThread&&) = default;
+  HostSpansByThread& operator=(HostSpansByThread&&) = default;
+  const std::vector<Thread>& threads() const { return threads_; }
+
+ private:
+  std::vector<SpanId> order_;  // every thread's spans, thread after thread
+  std::vector<Thread> threads_;
+};
+
+struct SpanIndex {
+  explicit SpanIndex(const Run& run) : host_spans(run), launches(run) {}
+  HostSpansByThread host_spans;
+  LaunchIndex launches;
+};
+
+}  // namespace stepscope
