@@ -8,11 +8,6 @@ namespace stepscope {
 
 namespace {
 
-bool is_device_span(SpanKind kind) {
-  return kind == SpanKind::kKernel || kind == SpanKind::kMemcpy || kind == SpanKind::kMemset ||
-         kind == SpanKind::kDeviceAnnotation;
-}
-
 bool is_imported_trace(const Run& run) {
   auto format = run.metadata.find("source_format");
   return format != run.metadata.end() && format->second == "chrome_trace";
@@ -73,7 +68,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run) {
     if (found == index_of_pid.end()) continue;
     ProcessSummary& s = out[found->second];
     ++s.spans;
-    if (is_device_span(span.kind)) {
+    if (runs_on_device(span.kind)) {
       ++host_device_spans[span.pid].second;
     } else if (span.kind != SpanKind::kOther) {
       ++host_device_spans[span.pid].first;

@@ -73,11 +73,17 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
   while (!open.empty()) close_top();
 }
 
+// A track that holds nothing but spans of kind other is a trace's own
+// bookkeeping (Kineto's "PyTorch Profiler (0)" range over the whole trace, on
+// its "Spans" track), not a CPU thread's work: its "self time" would be the
+// whole trace and top the profile.
+bool only_unknown_kinds(const Run& run, std::span<const SpanId> spans) {
+  return std::all_of(spans.begin(), spans.end(), [&](SpanId id) { return run.spans[id].kind == SpanKind::kOther; });
+}
+
 }  // namespace
 
-bool is_host_span(SpanKind kind) {
-  return kind != SpanKind::kKernel && kind != SpanKind::kMemcpy && kind != SpanKind::kMemset;
-}
+bool is_host_span(SpanKind kind) { return !runs_on_device(kind); }
 
 int64_t ThreadProfile::total_ns() const {
   int64_t total = 0;
@@ -116,6 +122,7 @@ Profile build_profile(const Run& run, const ProfileOptions& options, const HostS
   profile.owns_tables_ = true;
   std::map<ThreadKey, StackWeights> by_thread;
   for (const HostSpansByThread::Thread& thread : host_spans->threads()) {
+    if (only_unknown_kinds(run, thread.spans)) continue;
     StackWeights weights;
     profile_thread_spans(run, thread.spans, options, profile.own_frames_, profile.own_stacks_, weights);
     if (!weights.empty()) by_thread[{thread.pid, thread.tid}] = std::move(weights);

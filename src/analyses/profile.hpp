@@ -80,7 +80,8 @@ Profile build_profile(const Run& run, const ProfileOptions& options = {});
 Profile build_profile(const Run& run, const ProfileOptions& options, const HostSpansByThread* host_spans);
 
 // Host spans are those on CPU threads; device activity (kernels, copies,
-// memsets) has its own analyses and is left out of the stack profile.
+// memsets, device-side user ranges) has its own analyses and is left out of
+// the stack profile.
 bool is_host_span(SpanKind kind);
 
 }  // namespace stepscope

@@ -13,6 +13,11 @@ constexpr std::array<const char*, kSpanKindCount> kSpanKindNames = {
 };
 }  // namespace
 
+bool runs_on_device(SpanKind kind) {
+  return kind == SpanKind::kKernel || kind == SpanKind::kMemcpy || kind == SpanKind::kMemset ||
+         kind == SpanKind::kDeviceAnnotation;
+}
+
 const char* span_kind_name(SpanKind kind) {
   auto index = static_cast<size_t>(kind);
   return index < kSpanKindNames.size() ? kSpanKindNames[index] : "other";

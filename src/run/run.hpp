@@ -78,6 +78,9 @@ enum class SpanKind : uint8_t {
 };
 inline constexpr int kSpanKindCount = 15;
 const char* span_kind_name(SpanKind kind);
+// Kernels, copies, memsets and the user ranges mirrored onto a device stream:
+// activity on an accelerator's queues, not on a CPU thread.
+bool runs_on_device(SpanKind kind);
 std::optional<SpanKind> span_kind_from_name(std::string_view name);
 
 using SpanId = uint32_t;

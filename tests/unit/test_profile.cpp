@@ -84,6 +84,24 @@ TEST(Profile, SpansNestIntoStacksWeightedBySelfTime) {
   EXPECT_EQ(find_stack(profile, t, {"step", "forward", "gemm_kernel"}, run), nullptr);
 }
 
+// A trace's own tracks are not threads: Kineto's "PyTorch Profiler (0)"
+// range (kind other, alone on its "Spans" track) would otherwise top the
+// profile with the whole trace as self time; device-side user ranges
+// (gpu_user_annotation) are device activity.
+TEST(Profile, TraceBookkeepingAndDeviceRangesAreNotHostThreads) {
+  stepscope::Run run;
+  run.spans.push_back({0, 1000, 9, 9, SpanKind::kOther, run.strings.intern("PyTorch Profiler (0)")});
+  run.spans.push_back({0, 100, 0, 7, SpanKind::kDeviceAnnotation, run.strings.intern("forward")});
+  run.spans.push_back({10, 40, 1, 1, SpanKind::kCpuOp, run.strings.intern("aten::mm")});
+  run.spans.push_back({12, 20, 1, 1, SpanKind::kOther, run.strings.intern("marker")});  // kept: a host thread's
+  Profile profile = build_profile(run);
+  ASSERT_EQ(profile.threads.size(), 1u);
+  const ThreadProfile& t = profile.threads[0];
+  EXPECT_EQ(t.pid, 1);
+  EXPECT_EQ(t.total_ns(), 30);
+  EXPECT_EQ(find_stack(profile, t, {"aten::mm", "marker"}, run)->weight_ns, 8);
+}
+
 TEST(Profile, PartlyOverlappingSpanIsClippedToItsParent) {
   stepscope::Run run;
   run.spans.push_back({0, 10, 1, 1, SpanKind::kCpuOp, run.strings.intern("a")});
