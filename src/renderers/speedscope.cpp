@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "analyses/span_index.hpp"
 #include "renderers/escape.hpp"
 #include "renderers/frame_label.hpp"
 
@@ -154,28 +157,11 @@ struct FrameEvent {
   FrameId frame = 0;
 };
 
-// Host spans per thread, outermost first when they start together, as the
-// stack profile orders them.
-std::map<ThreadKey, std::vector<const Span*>> host_spans_by_thread(const Run& run) {
-  std::map<ThreadKey, std::vector<const Span*>> by_thread;
-  for (const Span& span : run.spans) {
-    if (is_host_span(span.kind) && span.end_ns >= span.start_ns) {
-      by_thread[{span.pid, span.tid}].push_back(&span);
-    }
-  }
-  for (auto& [key, spans] : by_thread) {
-    std::stable_sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) {
-      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-    });
-  }
-  return by_thread;
-}
-
 // Open and close events that nest, as speedscope requires (each close
 // matches the innermost open frame). A span that outlives its parent keeps
 // its place under it, as in the stack profile, and the parent's close waits
 // for it: no time is dropped and the events still nest.
-std::vector<FrameEvent> nested_events(const std::vector<const Span*>& spans,
+std::vector<FrameEvent> nested_events(const Run& run, std::span<const SpanId> spans,
                                       const std::unordered_map<StringId, FrameId>& frame_of_name) {
   struct Open {
     int64_t end_ns;
@@ -189,7 +175,9 @@ std::vector<FrameEvent> nested_events(const std::vector<const Span*>& spans,
     events.push_back({false, top.end_ns, top.frame});
     if (!open.empty()) open.back().end_ns = std::max(open.back().end_ns, top.end_ns);
   };
-  for (const Span* span : spans) {
+  for (SpanId id : spans) {
+    const Span* span = &run.spans[id];
+    if (span->end_ns < span->start_ns) continue;  // as the stack profile: no time, no frame
     while (!open.empty() && open.back().end_ns <= span->start_ns) close_top();
     FrameId frame = frame_of_name.at(span->name);
     events.push_back({true, span->start_ns, frame});
@@ -222,15 +210,20 @@ void append_evented_profiles(JsonOut& out, const Run& run, const Profile& profil
   for (size_t id = 0; id < frames.size(); ++id) {
     frame_of_name.emplace(frames[id].function, static_cast<FrameId>(id));
   }
-  auto by_thread = host_spans_by_thread(run);
-  int64_t run_start_ns = by_thread.begin()->second.front()->start_ns;
-  for (const auto& [key, spans] : by_thread) {
-    run_start_ns = std::min(run_start_ns, spans.front()->start_ns);
+  HostSpansByThread host_spans(run);
+  std::map<ThreadKey, std::span<const SpanId>> spans_of;
+  int64_t run_start_ns = std::numeric_limits<int64_t>::max();
+  for (const HostSpansByThread::Thread& t : host_spans.threads()) {
+    spans_of[{t.pid, t.tid}] = t.spans;
+    for (SpanId id : t.spans) {
+      const Span& span = run.spans[id];
+      if (span.end_ns >= span.start_ns) run_start_ns = std::min(run_start_ns, span.start_ns);
+    }
   }
   for (size_t i = 0; i < profile.threads.size(); ++i) {
     const ThreadProfile& thread = profile.threads[i];
     if (i != 0) out.text() += ',';
-    auto events = nested_events(by_thread.at({thread.pid, thread.tid}), frame_of_name);
+    auto events = nested_events(run, spans_of.at({thread.pid, thread.tid}), frame_of_name);
     append_evented_profile(out, run, thread, events, run_start_ns);
   }
 }
