@@ -11,21 +11,12 @@ namespace {
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 double us(double ns) { return ns / 1000.0; }
 
-template <typename T>
-void optional_number(JsonObject& o, std::string_view key, const std::optional<T>& value) {
-  if (value) {
-    o.number(key, *value);
-  } else {
-    o.literal(key, "null");
-  }
-}
-
 void append_temporal(const GpuTemporal& t, std::string& out) {
   JsonObject o(out);
   o.number("span_us", us(t.span_ns)).number("busy_us", us(t.busy_ns)).number("idle_us", us(t.idle_ns));
   o.number("compute_us", us(t.compute_ns)).number("non_compute_us", us(t.non_compute_ns));
   o.number("communication_us", us(t.communication_ns)).number("memory_us", us(t.memory_ns));
-  optional_number(o, "comm_comp_overlap", t.comm_comp_overlap);
+  o.number_or_null("comm_comp_overlap", t.comm_comp_overlap);
 }
 
 void append_idle(const std::vector<StreamIdle>& streams, std::string& out) {
@@ -79,10 +70,10 @@ void append_launch(const GpuLaunch& launch, std::string& out) {
   append_distribution(o, "device_duration", launch.device_duration, out);
   append_distribution(o, "launch_delay", launch.launch_delay, out);
   o.number("tiny_kernels", launch.tiny);
-  optional_number(o, "tiny_share",
-                  launch.launches ? std::optional<double>(static_cast<double>(launch.tiny) /
-                                                          static_cast<double>(launch.launches))
-                                  : std::nullopt);
+  o.number_or_null("tiny_share",
+                   launch.launches ? std::optional<double>(static_cast<double>(launch.tiny) /
+                                                           static_cast<double>(launch.launches))
+                                   : std::nullopt);
   o.number("runtime_outliers", launch.runtime_outliers).number("delay_outliers", launch.delay_outliers);
 }
 
@@ -95,18 +86,18 @@ void append_memcpy(const GpuMemcpy& memcpy, std::string& out) {
     dir.number("bytes", d.bytes);
     dir.number("pageable", d.pageable).number("pageable_us", us(d.pageable_ns));
     dir.number("small", d.small).number("small_us", us(d.small_ns));
-    optional_number(dir, "bandwidth_gbps", d.bandwidth_gbps());
+    dir.number_or_null("bandwidth_gbps", d.bandwidth_gbps());
   });
 }
 
 void append_rank(const GpuRank& rank, std::string& out) {
   JsonObject o(out);
-  optional_number(o, "rank", rank.rank);
+  o.number_or_null("rank", rank.rank);
   o.text("source", rank.source).number("device_events", rank.events);
   o.number("profiler_steps", rank.profiler_steps).boolean("complete_steps_only", rank.complete_steps_only);
   o.number("left_out_events", rank.left_out);
-  optional_number(o, "step_mean_us",
-                  rank.step_mean_ns ? std::optional<double>(us(*rank.step_mean_ns)) : std::nullopt);
+  o.number_or_null("step_mean_us",
+                   rank.step_mean_ns ? std::optional<double>(us(*rank.step_mean_ns)) : std::nullopt);
   if (rank.events == 0) {  // no device activity: no figures rather than zeros
     o.literal("temporal", "null").literal("idle_by_stream", "[]").literal("kernels", "[]");
     o.literal("kernel_classes", "[]").literal("launch", "null").literal("memcpy", "null");
@@ -133,18 +124,18 @@ void append_comparison(const GpuAnalysis& gpu, const RankComparison& comparison,
   append_json_array(out, comparison.metrics, [&](std::string& s, const RankMetric& metric) {
     JsonObject m(s);
     m.text("metric", metric.name);
-    optional_number(m, "median_us", metric.median_ns ? std::optional<double>(us(*metric.median_ns)) : std::nullopt);
-    optional_number(m, "threshold_us",
-                    metric.threshold_ns ? std::optional<double>(us(*metric.threshold_ns)) : std::nullopt);
+    m.number_or_null("median_us", metric.median_ns ? std::optional<double>(us(*metric.median_ns)) : std::nullopt);
+    m.number_or_null("threshold_us",
+                     metric.threshold_ns ? std::optional<double>(us(*metric.threshold_ns)) : std::nullopt);
     m.field("values");
     s += '[';
     for (size_t i = 0; i < metric.values.size(); ++i) {
       if (i) s += ',';
       JsonObject v(s);
-      optional_number(v, "rank", gpu.ranks[i].rank);
+      v.number_or_null("rank", gpu.ranks[i].rank);
       v.text("source", gpu.ranks[i].source);
-      optional_number(v, "value_us",
-                      metric.values[i] ? std::optional<double>(us(*metric.values[i])) : std::nullopt);
+      v.number_or_null("value_us",
+                       metric.values[i] ? std::optional<double>(us(*metric.values[i])) : std::nullopt);
       v.boolean("straggler",
                 std::find(metric.stragglers.begin(), metric.stragglers.end(), i) != metric.stragglers.end());
     }

@@ -8,26 +8,17 @@ namespace stepscope {
 
 namespace {
 
-template <typename T>
-void number_or_null(JsonObject& o, const char* key, const std::optional<T>& value) {
-  if (value) {
-    o.number(key, *value);
-  } else {
-    o.literal(key, "null");
-  }
-}
-
 void append_entry(std::string& out, const HistoryEntry& e) {
   JsonObject o(out);
   o.number("id", e.id).number("started_unix_ns", e.recorded_unix_ns).text("command", e.command);
   o.text_or_null("git_commit", e.git_commit).text("host", e.host).text("config", e.config);
   o.text("run_file", e.run_file).number("exit_status", e.exit_status).text("steps_origin", e.steps_origin);
   o.number("steps", e.steps).number("warmup_steps", e.warmup_steps);
-  number_or_null(o, "samples_per_sec", e.samples_per_sec);
-  number_or_null(o, "tokens_per_sec", e.tokens_per_sec);
-  number_or_null(o, "step_time_mean_ms", e.step_time_mean_ms);
-  number_or_null(o, "peak_host_bytes", e.peak_host_bytes);
-  number_or_null(o, "peak_device_bytes", e.peak_device_bytes);
+  o.number_or_null("samples_per_sec", e.samples_per_sec);
+  o.number_or_null("tokens_per_sec", e.tokens_per_sec);
+  o.number_or_null("step_time_mean_ms", e.step_time_mean_ms);
+  o.number_or_null("peak_host_bytes", e.peak_host_bytes);
+  o.number_or_null("peak_device_bytes", e.peak_device_bytes);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // always escaped; numbers are written with fmt.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,11 @@ class JsonObject {
     field(key);
     out_ += fmt::format("{}", value);
     return *this;
+  }
+  // A number, or null when it is unknown (JSON has no NaN and no "unknown").
+  template <typename Number>
+  JsonObject& number_or_null(std::string_view key, const std::optional<Number>& value) {
+    return value ? number(key, *value) : literal(key, "null");
   }
   JsonObject& literal(std::string_view key, std::string_view json) {
     field(key);

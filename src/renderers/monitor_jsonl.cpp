@@ -6,15 +6,6 @@ namespace stepscope {
 
 namespace {
 
-template <typename T>
-void optional_number(JsonObject& object, std::string_view key, const std::optional<T>& value) {
-  if (value) {
-    object.number(key, *value);
-  } else {
-    object.literal(key, "null");
-  }
-}
-
 void append_cpu(JsonObject& o, const CpuPercent& cpu, const char* busy_key) {
   o.number(busy_key, cpu.busy).number("cpu_user_percent", cpu.user);
   o.number("cpu_system_percent", cpu.system).number("cpu_iowait_percent", cpu.iowait);
@@ -29,19 +20,19 @@ void append_system_fields(std::string& out, const SystemSample& s) {
     c.number("cpu", core.id);
     append_cpu(c, core.percent, "cpu_percent");
   });
-  optional_number(o, "load_1m", s.load ? std::optional(s.load->one) : std::nullopt);
-  optional_number(o, "load_5m", s.load ? std::optional(s.load->five) : std::nullopt);
-  optional_number(o, "load_15m", s.load ? std::optional(s.load->fifteen) : std::nullopt);
+  o.number_or_null("load_1m", s.load ? std::optional(s.load->one) : std::nullopt);
+  o.number_or_null("load_5m", s.load ? std::optional(s.load->five) : std::nullopt);
+  o.number_or_null("load_15m", s.load ? std::optional(s.load->fifteen) : std::nullopt);
   const auto& m = s.memory;
-  optional_number(o, "memory_total_bytes", m ? std::optional(m->total_bytes) : std::nullopt);
-  optional_number(o, "memory_used_bytes", m ? std::optional(m->used_bytes) : std::nullopt);
-  optional_number(o, "memory_available_bytes", m ? std::optional(m->available_bytes) : std::nullopt);
-  optional_number(o, "memory_cached_bytes", m ? std::optional(m->cached_bytes) : std::nullopt);
+  o.number_or_null("memory_total_bytes", m ? std::optional(m->total_bytes) : std::nullopt);
+  o.number_or_null("memory_used_bytes", m ? std::optional(m->used_bytes) : std::nullopt);
+  o.number_or_null("memory_available_bytes", m ? std::optional(m->available_bytes) : std::nullopt);
+  o.number_or_null("memory_cached_bytes", m ? std::optional(m->cached_bytes) : std::nullopt);
   // The memory cgroup: in a container, the memory there really is (null: none, or no limit).
   const auto& c = s.cgroup_memory;
-  optional_number(o, "cgroup_memory_limit_bytes", c ? c->limit_bytes : std::nullopt);
-  optional_number(o, "cgroup_memory_usage_bytes", c ? std::optional(c->usage_bytes) : std::nullopt);
-  optional_number(o, "cgroup_memory_working_set_bytes", c ? std::optional(c->working_set_bytes) : std::nullopt);
+  o.number_or_null("cgroup_memory_limit_bytes", c ? c->limit_bytes : std::nullopt);
+  o.number_or_null("cgroup_memory_usage_bytes", c ? std::optional(c->usage_bytes) : std::nullopt);
+  o.number_or_null("cgroup_memory_working_set_bytes", c ? std::optional(c->working_set_bytes) : std::nullopt);
   o.field("disks");
   append_json_array(out, s.disks, [](std::string& a, const DiskRates& d) {
     JsonObject(a).text("name", d.name).number("read_bytes_per_s", d.read_bytes_per_s)
@@ -57,13 +48,13 @@ void append_system_fields(std::string& out, const SystemSample& s) {
 void append_process(std::string& out, const ProcessSample& p) {
   JsonObject o(out);
   o.number("pid", p.pid).text("name", p.name);
-  optional_number(o, "cpu_percent", p.has_rates ? std::optional(p.cpu_percent) : std::nullopt);
+  o.number_or_null("cpu_percent", p.has_rates ? std::optional(p.cpu_percent) : std::nullopt);
   o.number("rss_bytes", p.rss_bytes).number("peak_rss_bytes", p.peak_rss_bytes);
-  optional_number(o, "read_bytes", p.io ? std::optional(p.io->read_bytes) : std::nullopt);
-  optional_number(o, "write_bytes", p.io ? std::optional(p.io->write_bytes) : std::nullopt);
+  o.number_or_null("read_bytes", p.io ? std::optional(p.io->read_bytes) : std::nullopt);
+  o.number_or_null("write_bytes", p.io ? std::optional(p.io->write_bytes) : std::nullopt);
   bool io_rates = p.has_rates && p.io;
-  optional_number(o, "read_bytes_per_s", io_rates ? std::optional(p.read_bytes_per_s) : std::nullopt);
-  optional_number(o, "write_bytes_per_s", io_rates ? std::optional(p.write_bytes_per_s) : std::nullopt);
+  o.number_or_null("read_bytes_per_s", io_rates ? std::optional(p.read_bytes_per_s) : std::nullopt);
+  o.number_or_null("write_bytes_per_s", io_rates ? std::optional(p.write_bytes_per_s) : std::nullopt);
   o.number("threads", p.threads).number("disk_wait_threads", p.disk_wait_threads);
   o.number("voluntary_switches", p.voluntary_switches)
       .number("involuntary_switches", p.involuntary_switches);
@@ -72,21 +63,21 @@ void append_process(std::string& out, const ProcessSample& p) {
 void append_gpu(std::string& out, const GpuReading& g) {
   JsonObject o(out);
   o.number("index", g.index).text("name", g.name);
-  optional_number(o, "util_percent", g.util_percent);
-  optional_number(o, "memory_util_percent", g.memory_util_percent);
-  optional_number(o, "memory_used_bytes", g.memory_used_bytes);
-  optional_number(o, "memory_total_bytes", g.memory_total_bytes);
-  optional_number(o, "sm_clock_mhz", g.sm_clock_mhz);
-  optional_number(o, "power_watts", g.power_watts);
-  optional_number(o, "temperature_c", g.temperature_c);
-  optional_number(o, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
-  optional_number(o, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
+  o.number_or_null("util_percent", g.util_percent);
+  o.number_or_null("memory_util_percent", g.memory_util_percent);
+  o.number_or_null("memory_used_bytes", g.memory_used_bytes);
+  o.number_or_null("memory_total_bytes", g.memory_total_bytes);
+  o.number_or_null("sm_clock_mhz", g.sm_clock_mhz);
+  o.number_or_null("power_watts", g.power_watts);
+  o.number_or_null("temperature_c", g.temperature_c);
+  o.number_or_null("pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
+  o.number_or_null("pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
   o.field("processes");
   append_json_array(out, g.processes, [](std::string& a, const GpuProcessReading& p) {
     JsonObject po(a);
     po.number("pid", p.pid);
-    optional_number(po, "memory_bytes", p.memory_bytes);
-    optional_number(po, "sm_util_percent", p.sm_util_percent);
+    po.number_or_null("memory_bytes", p.memory_bytes);
+    po.number_or_null("sm_util_percent", p.sm_util_percent);
   });
 }
 

@@ -7,16 +7,6 @@ namespace stepscope {
 
 namespace {
 
-// JSON has no NaN and no "unknown" number: absent values are null.
-template <typename T>
-void optional_number(JsonObject& o, std::string_view key, const std::optional<T>& value) {
-  if (value) {
-    o.number(key, *value);
-  } else {
-    o.literal(key, "null");
-  }
-}
-
 std::optional<int64_t> known(int64_t value) {
   return value >= 0 ? std::optional<int64_t>(value) : std::nullopt;
 }
@@ -27,10 +17,10 @@ void append_step(std::string& out, const StepRecord& s) {
   for (size_t i = 0; i < kStepPhaseCount; ++i) {
     o.number(std::string(step_phase_name(static_cast<StepPhase>(i))) + "_ns", s.phase_ns[i]);
   }
-  optional_number(o, "samples", known(s.samples));
-  optional_number(o, "tokens", known(s.tokens));
-  optional_number(o, "peak_host_bytes", known(s.host_peak_bytes));
-  optional_number(o, "peak_device_bytes", known(s.device_peak_bytes));
+  o.number_or_null("samples", known(s.samples));
+  o.number_or_null("tokens", known(s.tokens));
+  o.number_or_null("peak_host_bytes", known(s.host_peak_bytes));
+  o.number_or_null("peak_device_bytes", known(s.device_peak_bytes));
   o.boolean("warmup", s.warmup);
 }
 
@@ -59,16 +49,16 @@ void append_step_time(JsonObject& o, const ProcessSteps& p, std::string& out) {
 // The figures of one process; `full` adds per-step rows.
 void append_process_fields(JsonObject& o, const ProcessSteps& p, std::string& out, bool full) {
   o.number("pid", p.pid);
-  optional_number(o, "rank", p.rank);
+  o.number_or_null("rank", p.rank);
   o.number("count", p.steps.size()).number("warmup_steps", p.warmup_steps);
-  optional_number(o, "samples_per_sec", p.samples_per_sec);
-  optional_number(o, "tokens_per_sec", p.tokens_per_sec);
+  o.number_or_null("samples_per_sec", p.samples_per_sec);
+  o.number_or_null("tokens_per_sec", p.tokens_per_sec);
   o.number("data_wait_fraction", p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]);
   append_phases(o, p, out);
   append_step_time(o, p, out);
-  optional_number(o, "peak_host_memory_bytes", p.peak_host_bytes);
+  o.number_or_null("peak_host_memory_bytes", p.peak_host_bytes);
   o.boolean("host_peak_per_step", p.host_peak_per_step);
-  optional_number(o, "peak_device_memory_bytes", p.peak_device_bytes);
+  o.number_or_null("peak_device_memory_bytes", p.peak_device_bytes);
   if (!full) return;
   o.field("per_step");
   append_json_array(out, p.steps, append_step);
@@ -121,8 +111,8 @@ void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& 
     JsonObject r(s);
     append_process_fields(r, p, s, false);
   });
-  optional_number(o, "slowest_pid",
-                  steps.slowest ? std::optional<int64_t>(steps.processes[*steps.slowest].pid) : std::nullopt);
+  o.number_or_null("slowest_pid",
+                   steps.slowest ? std::optional<int64_t>(steps.processes[*steps.slowest].pid) : std::nullopt);
 }
 
 }  // namespace stepscope
