@@ -62,6 +62,16 @@ Severity severity_for_speedup(double speedup) {
   return Severity::kLow;
 }
 
+Finding time_finding(std::string id, double share, std::string title) {
+  Finding out;
+  out.id = std::move(id);
+  out.title = std::move(title);
+  out.share = share;
+  out.expected_speedup = amdahl_speedup(share);
+  out.severity = severity_for_speedup(*out.expected_speedup);
+  return out;
+}
+
 void rank_findings(std::vector<Finding>& findings) {
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     if (a.expected_speedup.has_value() != b.expected_speedup.has_value()) return a.expected_speedup.has_value();

@@ -79,6 +79,10 @@ double amdahl_speedup(double share);
 // from 1.1x, else low.
 Severity severity_for_speedup(double speedup);
 
+// A finding about time: `share` of the step (or of the device's span) that
+// removing the cause would save, with its Amdahl bound and severity.
+Finding time_finding(std::string id, double share, std::string title = {});
+
 // Orders findings best first: by expected speedup, then those without one
 // by severity; ties keep the rules' order.
 void rank_findings(std::vector<Finding>& findings);

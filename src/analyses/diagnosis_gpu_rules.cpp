@@ -48,15 +48,6 @@ std::string window_text(const GpuRank& rank) {
   return text;
 }
 
-Finding time_finding(std::string id, double share) {
-  Finding out;
-  out.id = std::move(id);
-  out.share = share;
-  out.expected_speedup = amdahl_speedup(share);
-  out.severity = severity_for_speedup(*out.expected_speedup);
-  return out;
-}
-
 // The host-device copies, summed over the two directions.
 struct CopyTotals {
   size_t copies = 0, pageable = 0, small = 0;

@@ -148,16 +148,6 @@ uint64_t gc_marker_samples(const Run& run, const DiagnosisFacts& f) {
   return hits;
 }
 
-Finding time_finding(std::string id, std::string title, double share) {
-  Finding out;
-  out.id = std::move(id);
-  out.title = std::move(title);
-  out.share = share;
-  out.expected_speedup = amdahl_speedup(share);
-  out.severity = severity_for_speedup(*out.expected_speedup);
-  return out;
-}
-
 }  // namespace
 
 std::optional<Finding> logging_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
@@ -176,9 +166,8 @@ std::optional<Finding> logging_overhead_rule(const DiagnosisInput& in, const Dia
   }
   double share = f.sample_share(hits);
   if (hits < kMinRuleSamples || share < kLoggingShare) return std::nullopt;
-  Finding out = time_finding("logging_overhead",
-                             fmt::format("Logging overhead: {} of step time formats and writes logs", percent_text(share)),
-                             share);
+  Finding out = time_finding("logging_overhead", share,
+                             fmt::format("Logging overhead: {} of step time formats and writes logs", percent_text(share)));
   out.evidence.push_back(fmt::format("{} of {} samples of the step thread are in logging, metric-logging or "
                                      "tensor-formatting code",
                                      hits, f.step_samples.size()));
@@ -195,8 +184,8 @@ std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& in, const Diag
   double share = f.primary->phase_fractions[static_cast<size_t>(StepPhase::kOptimizer)];
   if (share < kOptimizerShare) return std::nullopt;
   Finding out = time_finding(
-      "optimizer_heavy", fmt::format("Optimizer-heavy: the optimizer step takes {} of step time", percent_text(share)),
-      share);
+      "optimizer_heavy", share,
+      fmt::format("Optimizer-heavy: the optimizer step takes {} of step time", percent_text(share)));
   // A trace's optimizer phase is its Optimizer.step and zero_grad ranges (docs/steps.md).
   bool trace = in.steps.origin == StepsOrigin::kProfilerSteps;
   out.evidence.push_back(fmt::format("{} take{} {:.1f} ms of a mean {:.1f} ms step",
@@ -234,8 +223,8 @@ std::optional<Finding> gc_pauses_rule(const DiagnosisInput& in, const DiagnosisF
   }
   if (share < kGcShare) return std::nullopt;
   Finding out = time_finding(
-      "gc_pauses", fmt::format("Garbage-collection pauses: {} of step time is in Python's collector", percent_text(share)),
-      share);
+      "gc_pauses", share,
+      fmt::format("Garbage-collection pauses: {} of step time is in Python's collector", percent_text(share)));
   out.evidence.push_back(evidence);
   out.recommendation =
       "Do not call gc.collect() every step; call gc.freeze() after set-up so long-lived objects leave the "

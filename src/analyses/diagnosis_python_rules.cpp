@@ -235,11 +235,7 @@ std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const Diag
   double device_idle = 1 - fraction(f.device_busy_ns, f.step_ns);
   double share = f.has_device ? std::min(host_share, device_idle) : host_share;
   if (share < kPythonOverheadShare) return std::nullopt;
-  Finding out;
-  out.id = "python_overhead";
-  out.share = share;
-  out.expected_speedup = amdahl_speedup(share);
-  out.severity = severity_for_speedup(*out.expected_speedup);
+  Finding out = time_finding("python_overhead", share);
   out.title = fmt::format("Python overhead: {} of step time is the host's per-operator cost, not arithmetic",
                           percent_text(share));
   out.evidence.push_back(fmt::format(

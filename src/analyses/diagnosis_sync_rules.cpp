@@ -209,11 +209,7 @@ std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const Diagnos
   if (share < kSyncShare) return std::nullopt;
   auto step_count = static_cast<double>(steps.size());
   double per_step_ms = static_cast<double>(step_ns) / step_count / 1e6;
-  Finding out;
-  out.id = "sync_in_loop";
-  out.share = share;
-  out.expected_speedup = amdahl_speedup(share);
-  out.severity = severity_for_speedup(*out.expected_speedup);
+  Finding out = time_finding("sync_in_loop", share);
   out.title = fmt::format("Synchronizations in the loop: the device idles {} of step time around them",
                           percent_text(share));
   out.evidence.push_back(fmt::format("{} synchronizations in {} steps ({:.1f} per step): {}", blocked.size(), steps.size(),
