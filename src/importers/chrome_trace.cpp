@@ -87,7 +87,10 @@ class ChromeTraceImporter {
           event_index_ = scanner.event_index();
           if (!scanner.pre_read()) reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
           dispatch(reader_.fields(), reader_.args());
-          if (is_memory_event(reader_.fields())) memory_events_.add(reader_.fields(), resolve_id(reader_.fields().pid), scanner.text(), scanner.padded_size(), run_);
+          if (is_memory_event(reader_.fields())) {
+            memory_events_.add(reader_.fields(), resolve_id(reader_.fields().pid), scanner.text(),
+                               scanner.padded_size(), run_);
+          }
           break;
       }
     }

@@ -25,7 +25,6 @@ bool read_number(od::value value, double& out) {
 
 void MemoryEventImporter::add(const EventFields& fields, int64_t pid, std::string_view text, size_t padded_size,
                               Run& run) {
-  if (!is_memory_event(fields)) return;
   Totals totals;
   if (!read_totals(text, padded_size, totals) || !totals.device_type || !totals.device || !totals.allocated ||
       !totals.reserved || *totals.allocated < 0 || *totals.reserved < 0) {
