@@ -149,11 +149,10 @@ bool workers_fill_cores(const DiagnosisFacts& f) {
 }
 
 Finding workers_saturated(const DiagnosisFacts& f, double share) {
-  Finding out;
-  out.id = "dataloader_workers_saturated";
-  out.title = fmt::format("DataLoader workers already use the machine's cores: {} of each step waits for them",
-                          percent_text(share));
-  out.expected_speedup = amdahl_speedup(share);
+  Finding out = time_finding(
+      "dataloader_workers_saturated", share,
+      fmt::format("DataLoader workers already use the machine's cores: {} of each step waits for them",
+                  percent_text(share)));
   out.recommendation =
       fmt::format("The {} worker{} already take every core (none idle, or as many workers as cores), so more "
                   "workers will not help. Make each item "
@@ -165,10 +164,9 @@ Finding workers_saturated(const DiagnosisFacts& f, double share) {
 }
 
 Finding io_bound_workers(const DiagnosisFacts& f, double share) {
-  Finding out;
-  out.id = "io_bound_workers";
-  out.title = fmt::format("DataLoader workers wait on storage: {} of each step waits for data", percent_text(share));
-  out.expected_speedup = amdahl_speedup(share);
+  Finding out = time_finding(
+      "io_bound_workers", share,
+      fmt::format("DataLoader workers wait on storage: {} of each step waits for data", percent_text(share)));
   out.recommendation = fmt::format(
       "The {} workers are blocked on reads. Pack many small files into large sequential shards "
       "(tar/WebDataset, LMDB, Parquet), put the data set on local NVMe or in the page cache, and "
