@@ -8,6 +8,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "importers/flow_binding.hpp"
 #include "importers/intern_cache.hpp"
 #include "importers/memory_events.hpp"
+#include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
 
@@ -65,6 +67,11 @@ struct CategoryUse {
 
 constexpr size_t kMaxSpans = std::numeric_limits<SpanId>::max() - 1;
 
+// Below this many bytes of JSON one thread imports faster than two: starting
+// the reading thread and handing batches over costs more than it saves
+// (bench/README.md, "Trace import").
+constexpr uint64_t kTwoThreadsFromBytes = uint64_t{1} << 20;
+
 class ChromeTraceImporter {
  public:
   ChromeTraceImporter(ByteStream& input, const ChromeTraceOptions& options)
@@ -73,36 +80,75 @@ class ChromeTraceImporter {
   Run import() {
     run_.metadata["source"] = source_;
     reserve_for_input();
+    if (uses_reading_thread()) {
+      import_through_pipeline();
+    } else {
+      import_through_scanner();
+    }
+    finish();
+    return std::move(run_);
+  }
+
+ private:
+  bool uses_reading_thread() const {
+    switch (options_.threads) {
+      case ImportThreads::kOne: return false;
+      case ImportThreads::kTwo: return true;
+      case ImportThreads::kAuto: break;
+    }
+    return std::thread::hardware_concurrency() >= 2 && estimated_json_bytes() >= kTwoThreadsFromBytes;
+  }
+
+  // One thread: the scanner's pre-reader reads plain events in place.
+  void import_through_scanner() {
     TraceEventScanner scanner(input_, options_.chunk_size);
     scanner.set_pre_reader(&reader_);
     for (;;) {
       switch (scanner.next()) {
-        case TraceEventScanner::Piece::kEnd:
-          finish();
-          return std::move(run_);
+        case TraceEventScanner::Piece::kEnd: return;
         case TraceEventScanner::Piece::kHeaderField:
-          import_header_field(scanner);
+          import_header_field(scanner.key(), scanner.text(), scanner.offset());
           break;
         case TraceEventScanner::Piece::kEvent:
           event_index_ = scanner.event_index();
           if (!scanner.pre_read()) reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
-          dispatch(reader_.fields(), reader_.args());
-          if (is_memory_event(reader_.fields())) {
-            memory_events_.add(reader_.fields(), resolve_id(reader_.fields().pid), scanner.text(),
-                               scanner.padded_size(), run_);
-          }
+          import_event(reader_.fields(), reader_.args(), scanner.text(), scanner.padded_size());
           break;
       }
     }
   }
 
- private:
+  // Two threads: the pipeline's thread has split the input and read the
+  // plain events; what it declined is read here, in order.
+  void import_through_pipeline() {
+    TraceEventPipeline pipeline(input_, options_.chunk_size, options_.plain_event_reader);
+    while (const TraceEventBatch* batch = pipeline.next()) {
+      for (size_t i = 0; i < batch->size; ++i) import_piece(*batch, batch->pieces[i]);
+    }
+    pipeline_bad_span_args_ = pipeline.bad_span_args();
+  }
+
+  void import_piece(const TraceEventBatch& batch, const ScannedPiece& piece) {
+    if (!piece.is_event) return import_header_field(batch.keys[piece.key], piece.text, piece.offset);
+    event_index_ = piece.event_index;
+    if (piece.read) return import_event(piece.fields, piece.args, piece.text, piece.padded_size);
+    reader_.read(piece.text, piece.padded_size, piece.offset, event_index_);
+    import_event(reader_.fields(), reader_.args(), piece.text, piece.padded_size);
+  }
+
+  void import_event(const EventFields& fields, const EventArgs& args, std::string_view text, size_t padded_size) {
+    dispatch(fields, args);
+    if (is_memory_event(fields)) memory_events_.add(fields, resolve_id(fields.pid), text, padded_size, run_);
+  }
+
+  // gzip shrinks traces ~10x.
+  uint64_t estimated_json_bytes() const { return input_.size_hint() * (input_.compressed() ? 12 : 1); }
+
   // Kineto events average 150-300 bytes. Reserved but untouched memory costs
   // no RSS, regrowing vectors of millions of spans does (and copies), so
-  // reserve for the smallest plausible events; gzip shrinks traces ~10x.
+  // reserve for the smallest plausible events.
   void reserve_for_input() {
-    uint64_t bytes = input_.size_hint() * (input_.compressed() ? 12 : 1);
-    auto spans = static_cast<size_t>(std::min<uint64_t>(bytes / 128, kMaxSpans));
+    auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
     run_.spans.reserve(spans);
     flow_endpoints_.reserve(spans / 2);
   }
@@ -114,9 +160,9 @@ class ChromeTraceImporter {
   // reported but does not fail a strict import.
   void note(std::string message) { warnings_.push_back(Warning{std::move(message), false}); }
 
-  void import_header_field(const TraceEventScanner& scanner) {
-    auto value = header_.read(scanner.key(), scanner.text(), scanner.offset());
-    if (value) run_.metadata[std::string(scanner.key())] = std::move(*value);
+  void import_header_field(std::string_view key, std::string_view text, uint64_t offset) {
+    auto value = header_.read(key, text, offset);
+    if (value) run_.metadata[std::string(key)] = std::move(*value);
   }
 
   // --- events --------------------------------------------------------------
@@ -361,7 +407,7 @@ class ChromeTraceImporter {
     count_warning(ends_before_begins_, "\"E\" events before their \"B\" made zero-length");
     count_warning(negative_durations_, "negative \"dur\" values made zero");
     count_warning(read.non_numeric_counter_args, "non-numeric counter args ignored");
-    count_warning(read.bad_span_args, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
+    count_warning(read.bad_span_args + pipeline_bad_span_args_, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
     count_warning(read.replaced_surrogates, "strings with lone surrogate escapes decoded with U+FFFD");
     count_warning(memory_events_.skipped(), "\"[memory]\" events without numeric device and totals ignored");
     // Sorted, so the warnings read the same on every run.
@@ -393,6 +439,7 @@ class ChromeTraceImporter {
   TraceHeaderReader header_;
   MemoryEventImporter memory_events_;
   size_t event_index_ = 0;
+  size_t pipeline_bad_span_args_ = 0;  // of the events the reading thread read
   std::string scratch_;
   int64_t last_ts_ns_ = std::numeric_limits<int64_t>::min();
 
