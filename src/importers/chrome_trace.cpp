@@ -371,7 +371,7 @@ class ChromeTraceImporter {
 
   void finish() {
     close_open_ranges();
-    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, run_.flows);
+    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, run_.flows, uses_reading_thread());
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
     if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
     run_.metadata["clock"] = "trace";

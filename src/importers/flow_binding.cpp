@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <limits>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -146,9 +148,76 @@ void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t s
   }
 }
 
+// Runs `first` on a second thread and `second` on this one when
+// `two_threads`, else both here, one after the other.
+template <typename First, typename Second>
+void side_by_side(bool two_threads, First first, Second second) {
+  if (!two_threads) {
+    first();
+    second();
+    return;
+  }
+  std::exception_ptr error;
+  {
+    std::jthread helper([&] {
+      try {
+        first();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    second();
+  }  // joined here, also when second() throws
+  if (error) std::rethrow_exception(error);
+}
+
+// Binds the endpoints of tracks [first, last) that have any.
+void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, size_t first,
+                 size_t last, std::vector<FlowEndpoint>& endpoints) {
+  // By start, outer (longer) slices first, then trace order. The ids are
+  // sorted in place (a track may hold a million slices: no copies of them).
+  auto slice_less = [&](uint32_t a, uint32_t b) {
+    const Span& x = spans[a];
+    const Span& y = spans[b];
+    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
+  };
+  std::vector<EndKey> ends;
+  std::vector<SpanId> open;
+  std::vector<size_t> bounds;
+  for (size_t t = first; t < last; ++t) {
+    if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
+    ends.clear();
+    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
+      const FlowEndpoint& end = endpoints[end_groups.order[i]];
+      ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
+    }
+    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
+    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
+    sort_runs(slices, slice_count, slice_less, bounds);
+    sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
+    bind_track(spans, slices, slice_count, ends, endpoints, open);
+  }
+}
+
+// Tracks are independent: with two threads, one binds tracks [0, split),
+// the other the rest, split so each orders about half of the slices and
+// endpoints of tracks with endpoints.
+size_t half_of_the_work(const ByTrack& span_groups, const ByTrack& end_groups) {
+  size_t tracks = end_groups.begin.size() - 1;
+  auto work_of = [&](size_t t) -> size_t {
+    size_t ends = end_groups.begin[t + 1] - end_groups.begin[t];
+    return ends == 0 ? 0 : ends + span_groups.begin[t + 1] - span_groups.begin[t];
+  };
+  size_t total = 0;
+  for (size_t t = 0; t < tracks; ++t) total += work_of(t);
+  size_t split = 0;
+  for (size_t done = 0; split < tracks && done < total / 2; ++split) done += work_of(split);
+  return split;
+}
+
 // Sets every endpoint's bound span (kNoSpan when none). Only tracks with
 // endpoints are ordered, each on its own.
-void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints) {
+void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints, bool two_threads) {
   TrackNumbers tracks;
   ByTrack span_groups;
   {
@@ -164,29 +233,10 @@ void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& e
   }
   for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
-  // By start, outer (longer) slices first, then trace order. The ids are
-  // sorted in place (a track may hold a million slices: no copies of them).
-  auto slice_less = [&](uint32_t a, uint32_t b) {
-    const Span& x = spans[a];
-    const Span& y = spans[b];
-    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
-  };
-  std::vector<EndKey> ends;
-  std::vector<SpanId> open;
-  std::vector<size_t> bounds;
-  for (size_t t = 0; t < tracks.size(); ++t) {
-    if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
-    ends.clear();
-    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
-      const FlowEndpoint& end = endpoints[end_groups.order[i]];
-      ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
-    }
-    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
-    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
-    sort_runs(slices, slice_count, slice_less, bounds);
-    sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
-    bind_track(spans, slices, slice_count, ends, endpoints, open);
-  }
+  size_t split = two_threads ? half_of_the_work(span_groups, end_groups) : 0;
+  side_by_side(
+      two_threads, [&] { bind_tracks(spans, span_groups, end_groups, 0, split, endpoints); },
+      [&] { bind_tracks(spans, span_groups, end_groups, split, tracks.size(), endpoints); });
 }
 
 // A bound endpoint's place among its flow's: flows together, starts before
@@ -202,6 +252,17 @@ struct FlowOrderLess {
   }
 };
 
+// The order is total (trace order last), so sorting the halves on two
+// threads and merging them gives the one-thread order exactly.
+void sort_by_flow(std::vector<FlowEndpoint>& endpoints, bool two_threads) {
+  if (!two_threads) return std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
+  auto middle = endpoints.begin() + static_cast<std::ptrdiff_t>(endpoints.size() / 2);
+  side_by_side(
+      true, [&] { std::sort(endpoints.begin(), middle, FlowOrderLess{}); },
+      [&] { std::sort(middle, endpoints.end(), FlowOrderLess{}); });
+  std::inplace_merge(endpoints.begin(), middle, endpoints.end(), FlowOrderLess{});
+}
+
 bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
   return a.kind == b.kind && a.id_is_text == b.id_is_text && a.id == b.id;
 }
@@ -209,16 +270,16 @@ bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
 }  // namespace
 
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
-                             std::vector<Flow>& flows) {
+                             std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
   for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
-  bind_endpoints(spans, endpoints);
+  bind_endpoints(spans, endpoints, two_threads);
   auto unbound = std::remove_if(endpoints.begin(), endpoints.end(),
                                 [](const FlowEndpoint& e) { return e.bound == kNoSpan; });
   counts.unbound = static_cast<size_t>(endpoints.end() - unbound);
   endpoints.erase(unbound, endpoints.end());
-  std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
+  sort_by_flow(endpoints, two_threads);
   for (size_t begin = 0; begin < endpoints.size();) {
     size_t end = begin;
     while (end < endpoints.size() && same_flow(endpoints[end], endpoints[begin])) ++end;

@@ -75,6 +75,8 @@ size_t TraceEventPipeline::read_plain(ScannedPiece& piece, const char* data, siz
 }
 
 size_t TraceEventPipeline::pre_read(const char* data, size_t available) {
+  if (open_ == nullptr) open_batch();
+  if (!reads_open_batch_) return 0;
   PlainEventCounts counts;
   size_t length = read_plain(next_piece(), data, available, counts);
   if (length > 0) open_->bad_span_args += counts.bad_span_args;
@@ -84,7 +86,7 @@ size_t TraceEventPipeline::pre_read(const char* data, size_t available) {
 // An event cut by the end of a buffer was declined by the pre-read; whole
 // now, it may be plain after all (as ChromeTraceEventReader::read tries).
 bool TraceEventPipeline::read_whole_event(ScannedPiece& piece) {
-  if (!plain_reader_) return false;
+  if (!reads_open_batch_) return false;
   static_assert(TraceEventScanner::kPadding >= PlainEventReader::kReadAhead);
   PlainEventCounts counts;
   if (read_plain(piece, piece.text.data(), piece.text.size(), counts) != piece.text.size()) return false;
@@ -108,6 +110,7 @@ void TraceEventPipeline::open_batch() {
   changed_.wait(lock, [this] { return cancelled_ || opened_ - done_ < kBatches; });
   if (cancelled_) throw Cancelled{};
   open_ = &batches_[opened_++ % kBatches];
+  reads_open_batch_ = plain_reader_ && published_ - done_ > 1;
 }
 
 void TraceEventPipeline::publish(bool last, std::exception_ptr error) {

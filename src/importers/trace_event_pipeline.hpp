@@ -12,6 +12,11 @@
 // the consumer stops early (it threw), destroying the pipeline stops and
 // joins the producer.
 //
+// The producer reads events only while it is ahead: when the consumer has
+// at most one batch left, the producer only splits the next batch and
+// leaves its events to the consumer (which reads them with the same plain
+// reader), so the two threads share the reading whichever is slower.
+//
 // Memory stays bounded: a few reused scanner buffers (pieces are views into
 // them, valid until their batch is done) and a few reused batches of at most
 // kBatchPieces pieces each.
@@ -105,6 +110,7 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   bool plain_reader_;
   PlainEventReader plain_;
   TraceEventBatch* open_ = nullptr;  // being filled
+  bool reads_open_batch_ = false;    // reads its events, or leaves them to the consumer
 
   // Shared, under mutex_. Batches go round batches_ in order: number n
   // lives in batches_[n % kBatches].
