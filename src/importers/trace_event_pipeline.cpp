@@ -1,5 +1,6 @@
 #include "importers/trace_event_pipeline.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -13,7 +14,7 @@ struct Cancelled {};
 }  // namespace
 
 TraceEventPipeline::TraceEventPipeline(ByteStream& input, size_t chunk_size, bool plain_reader)
-    : scanner_(input, chunk_size), plain_reader_(plain_reader), batches_(kBatches) {
+    : scanner_(input, std::max<size_t>(1, chunk_size / kBuffers)), plain_reader_(plain_reader), batches_(kBatches) {
   for (TraceEventBatch& batch : batches_) batch.pieces.reserve(kBatchPieces);
   scanner_.set_buffer_exchange(this);
   if (plain_reader_) scanner_.set_pre_reader(this);

@@ -74,8 +74,10 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   static constexpr size_t kBuffers = 4;
 
   // Starts the producer on `input`, which must outlive the pipeline and not
-  // be touched by anyone else meanwhile. `plain_reader` off: every event is
-  // left to the consumer.
+  // be touched by anyone else meanwhile. `chunk_size` is the size of all
+  // buffers together (each is a kBuffers-th, grown only for a larger
+  // piece), as the one-thread import's one buffer. `plain_reader` off: every
+  // event is left to the consumer.
   TraceEventPipeline(ByteStream& input, size_t chunk_size, bool plain_reader);
   TraceEventPipeline(const TraceEventPipeline&) = delete;
   TraceEventPipeline& operator=(const TraceEventPipeline&) = delete;
