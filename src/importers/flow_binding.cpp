@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <functional>
 #include <exception>
 #include <limits>
 #include <thread>
@@ -148,15 +150,9 @@ void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t s
   }
 }
 
-// Runs `first` on a second thread and `second` on this one when
-// `two_threads`, else both here, one after the other.
+// Runs `first` on a second thread and `second` on this one.
 template <typename First, typename Second>
-void side_by_side(bool two_threads, First first, Second second) {
-  if (!two_threads) {
-    first();
-    second();
-    return;
-  }
+void side_by_side(First first, Second second) {
   std::exception_ptr error;
   {
     std::jthread helper([&] {
@@ -171,9 +167,36 @@ void side_by_side(bool two_threads, First first, Second second) {
   if (error) std::rethrow_exception(error);
 }
 
-// Binds the endpoints of tracks [first, last) that have any.
-void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, size_t first,
-                 size_t last, std::vector<FlowEndpoint>& endpoints) {
+// The tracks with endpoints, largest first (slices and endpoints to
+// order), handed out one at a time to whichever thread is free: tracks are
+// independent, and a few large ones (a thread's operators, a busy stream)
+// hold most of the work.
+class TrackQueue {
+ public:
+  TrackQueue(const ByTrack& span_groups, const ByTrack& end_groups) {
+    std::vector<std::pair<size_t, uint32_t>> by_work;  // (work, track)
+    for (uint32_t t = 0; t + 1 < end_groups.begin.size(); ++t) {
+      size_t ends = end_groups.begin[t + 1] - end_groups.begin[t];
+      if (ends > 0) by_work.emplace_back(ends + span_groups.begin[t + 1] - span_groups.begin[t], t);
+    }
+    std::sort(by_work.begin(), by_work.end(), std::greater<>());
+    for (const auto& [work, track] : by_work) tracks_.push_back(track);
+  }
+
+  // The next track to bind, or kNoTrack when all are taken.
+  uint32_t take() {
+    size_t at = next_.fetch_add(1, std::memory_order_relaxed);
+    return at < tracks_.size() ? tracks_[at] : kNoTrack;
+  }
+
+ private:
+  std::vector<uint32_t> tracks_;
+  std::atomic<size_t> next_{0};
+};
+
+// Binds the endpoints of the tracks it takes from `queue` until none is left.
+void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
+                 std::vector<FlowEndpoint>& endpoints) {
   // By start, outer (longer) slices first, then trace order. The ids are
   // sorted in place (a track may hold a million slices: no copies of them).
   auto slice_less = [&](uint32_t a, uint32_t b) {
@@ -184,8 +207,7 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
   std::vector<EndKey> ends;
   std::vector<SpanId> open;
   std::vector<size_t> bounds;
-  for (size_t t = first; t < last; ++t) {
-    if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
+  for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
@@ -197,22 +219,6 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
     sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
     bind_track(spans, slices, slice_count, ends, endpoints, open);
   }
-}
-
-// Tracks are independent: with two threads, one binds tracks [0, split),
-// the other the rest, split so each orders about half of the slices and
-// endpoints of tracks with endpoints.
-size_t half_of_the_work(const ByTrack& span_groups, const ByTrack& end_groups) {
-  size_t tracks = end_groups.begin.size() - 1;
-  auto work_of = [&](size_t t) -> size_t {
-    size_t ends = end_groups.begin[t + 1] - end_groups.begin[t];
-    return ends == 0 ? 0 : ends + span_groups.begin[t + 1] - span_groups.begin[t];
-  };
-  size_t total = 0;
-  for (size_t t = 0; t < tracks; ++t) total += work_of(t);
-  size_t split = 0;
-  for (size_t done = 0; split < tracks && done < total / 2; ++split) done += work_of(split);
-  return split;
 }
 
 // Sets every endpoint's bound span (kNoSpan when none). Only tracks with
@@ -233,10 +239,14 @@ void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& e
   }
   for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
-  size_t split = two_threads ? half_of_the_work(span_groups, end_groups) : 0;
-  side_by_side(
-      two_threads, [&] { bind_tracks(spans, span_groups, end_groups, 0, split, endpoints); },
-      [&] { bind_tracks(spans, span_groups, end_groups, split, tracks.size(), endpoints); });
+  // Each endpoint's `bound` is written by the one thread binding its track.
+  TrackQueue queue(span_groups, end_groups);
+  auto bind = [&] { bind_tracks(spans, span_groups, end_groups, queue, endpoints); };
+  if (two_threads) {
+    side_by_side(bind, bind);
+  } else {
+    bind();
+  }
 }
 
 // A bound endpoint's place among its flow's: flows together, starts before
@@ -260,9 +270,8 @@ void sort_by_flow(std::vector<FlowEndpoint>& endpoints, bool two_threads) {
   if (!two_threads) return std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
   auto middle = endpoints.begin() + static_cast<std::ptrdiff_t>(endpoints.size() / 2);
   std::nth_element(endpoints.begin(), middle, endpoints.end(), FlowOrderLess{});
-  side_by_side(
-      true, [&] { std::sort(endpoints.begin(), middle, FlowOrderLess{}); },
-      [&] { std::sort(middle, endpoints.end(), FlowOrderLess{}); });
+  side_by_side([&] { std::sort(endpoints.begin(), middle, FlowOrderLess{}); },
+               [&] { std::sort(middle, endpoints.end(), FlowOrderLess{}); });
 }
 
 bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
