@@ -67,10 +67,12 @@ struct CategoryUse {
 
 constexpr size_t kMaxSpans = std::numeric_limits<SpanId>::max() - 1;
 
-// Below this many bytes of JSON one thread imports faster than two: starting
-// the reading thread and handing batches over costs more than it saves
-// (bench/README.md, "Trace import").
-constexpr uint64_t kTwoThreadsFromBytes = uint64_t{1} << 20;
+// Below this many bytes of JSON (an import of tens of ms) one thread: the
+// second thread's start, handovers and cache traffic cost about a third more
+// CPU, which a loaded machine does not give back in wall time (15 MB trace:
+// 54 ms on two threads against 32 ms on one at load 6; bench/README.md,
+// "Trace import").
+constexpr uint64_t kTwoThreadsFromBytes = uint64_t{16} << 20;
 
 class ChromeTraceImporter {
  public:
