@@ -70,8 +70,8 @@ struct TraceEventBatch {
 class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
  public:
   static constexpr size_t kBatchPieces = 1024;
-  static constexpr size_t kBatches = 4;
-  static constexpr size_t kBuffers = 4;
+  static constexpr size_t kBatches = 16;
+  static constexpr size_t kBuffers = 8;
 
   // Starts the producer on `input`, which must outlive the pipeline and not
   // be touched by anyone else meanwhile. `chunk_size` is the size of all
