@@ -8,6 +8,8 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <memory>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -123,11 +125,16 @@ class ChromeTraceImporter {
   // Two threads: the pipeline's thread has split the input and read the
   // plain events; what it declined is read here, in order.
   void import_through_pipeline() {
-    TraceEventPipeline pipeline(input_, options_.chunk_size, options_.plain_event_reader);
-    while (const TraceEventBatch* batch = pipeline.next()) {
+    std::unique_ptr<TraceEventPipeline> pipeline;
+    try {
+      pipeline = std::make_unique<TraceEventPipeline>(input_, options_.chunk_size, options_.plain_event_reader);
+    } catch (const std::system_error&) {
+      return import_through_scanner();  // no thread to be had; nothing is read yet
+    }
+    while (const TraceEventBatch* batch = pipeline->next()) {
       for (size_t i = 0; i < batch->size; ++i) import_piece(*batch, batch->pieces[i]);
     }
-    pipeline_bad_span_args_ = pipeline.bad_span_args();
+    pipeline_bad_span_args_ = pipeline->bad_span_args();
   }
 
   void import_piece(const TraceEventBatch& batch, const ScannedPiece& piece) {

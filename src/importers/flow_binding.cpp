@@ -6,6 +6,7 @@
 #include <functional>
 #include <exception>
 #include <limits>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -150,18 +151,24 @@ void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t s
   }
 }
 
-// Runs `first` on a second thread and `second` on this one.
+// Runs `first` on a second thread and `second` on this one (both here, one
+// after the other, when no thread can be started).
 template <typename First, typename Second>
 void side_by_side(First first, Second second) {
   std::exception_ptr error;
   {
-    std::jthread helper([&] {
-      try {
-        first();
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
+    std::jthread helper;
+    try {
+      helper = std::jthread([&] {
+        try {
+          first();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      first();
+    }
     second();
   }  // joined here, also when second() throws
   if (error) std::rethrow_exception(error);
