@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <string>
 
@@ -119,16 +120,29 @@ BENCHMARK(BM_ImportTraceOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()
 // alone, without the analyses `stepscope report` adds. Run each by itself:
 //   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter='ImportTraceFile$'
 //   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter=ImportTraceFileOneThread
+// The counter main_thread_cpu_ms is the CPU time of the importer's own
+// thread alone: on two threads, a lower bound of the wall time an idle
+// machine would give (as is half the process CPU time).
+double thread_cpu_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
 void import_file(benchmark::State& state, ImportThreads threads) {
   const char* path = std::getenv("STEPSCOPE_BENCH_TRACE");
   if (path == nullptr) {
     state.SkipWithError("set STEPSCOPE_BENCH_TRACE to a trace file");
     return;
   }
+  double main_thread_ms = 0;
   for (auto _ : state) {
+    double before = thread_cpu_ms();
     Run run = import_chrome_trace(path, on_threads(threads));
+    main_thread_ms += thread_cpu_ms() - before;
     benchmark::DoNotOptimize(run.spans.data());
   }
+  state.counters["main_thread_cpu_ms"] = main_thread_ms / static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * std::filesystem::file_size(path)));
 }
 

@@ -12,10 +12,11 @@
 // the consumer stops early (it threw), destroying the pipeline stops and
 // joins the producer.
 //
-// The producer reads events only while it is ahead: when the consumer has
-// at most one batch left, the producer only splits the next batch and
-// leaves its events to the consumer (which reads them with the same plain
-// reader), so the two threads share the reading whichever is slower.
+// The producer reads events while it is ahead: when the consumer has at
+// most one batch left, the producer only splits the next batch (at most
+// every third) and leaves its events to the consumer (which reads them with
+// the same plain reader), so the two threads share the reading when the
+// producer is the slower.
 //
 // Memory stays bounded: a few reused scanner buffers (pieces are views into
 // them, valid until their batch is done) and a few reused batches of at most
@@ -99,6 +100,7 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   ScannedPiece& next_piece();
   void commit_piece();
   void open_batch();
+  bool leaves_open_batch_to_consumer() const;
   void publish(bool last, std::exception_ptr error);
   void finish_current();
 
@@ -122,6 +124,7 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   size_t opened_ = 0;     // by the producer (being filled or published)
   size_t published_ = 0;  // handed to the consumer
   size_t done_ = 0;       // given back by the consumer
+  size_t left_to_consumer_ = 0;  // batches whose events the producer did not read
   std::vector<ScanBuffer> free_buffers_;
   size_t buffers_made_ = 1;  // the scanner's first one
   bool cancelled_ = false;
