@@ -318,13 +318,27 @@ int TraceEventScanner::peek_non_space() {
 bool TraceEventScanner::refill() {
   if (input_ended_) return false;
   if (end_ == buffer_.capacity) make_room();
-  size_t got = input_.read(buffer_.bytes.get() + end_, buffer_.capacity - end_);
+  size_t got = fill();
   if (got == 0) {
     input_ended_ = true;
     return false;
   }
   end_ += got;
   return true;
+}
+
+// Reads into the free end of the buffer. With a buffer exchange, pieces
+// handed out earlier lie in this buffer and their readers look up to
+// kPadding bytes past their end, maybe on another thread: the buffer is
+// filled whole (or to the end of the input) at once, so nothing is written
+// into it after a piece in it is handed out.
+size_t TraceEventScanner::fill() {
+  char* free = buffer_.bytes.get() + end_;
+  size_t room = buffer_.capacity - end_;
+  size_t total = input_.read(free, room);
+  if (exchange_ == nullptr) return total;
+  for (size_t got = total; got > 0 && total < room; total += got) got = input_.read(free + total, room - total);
+  return total;
 }
 
 // Drops what lies before the piece being read; grows the buffer when that

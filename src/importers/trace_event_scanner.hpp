@@ -109,6 +109,7 @@ class TraceEventScanner {
   // Cursor and buffer.
   int peek_non_space();  // the next non-whitespace byte (not consumed), -1 at end
   bool refill();         // more input after end_, keeping the piece being read
+  size_t fill();
   void make_room();
   void scan_balanced(bool in_string);
   void scan_scalar();    // a number or literal, up to a delimiter

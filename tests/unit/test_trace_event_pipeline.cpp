@@ -5,9 +5,15 @@
 // input, and it stops (no hang, no std::terminate) whichever side fails.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -207,6 +213,38 @@ TEST(ChromeTraceTwoThreads, GzipIsInflatedOnTheReadingThread) {
   EXPECT_EQ(test::run_difference(two, one), "");
   Outcome cut = import_bytes(packed.substr(0, packed.size() / 2), options(ImportThreads::kTwo, 4096));
   EXPECT_NE(cut.error.find("trace.json: corrupt gzip data: the data is truncated"), std::string::npos) << cut.error;
+}
+
+// A pipe hands the input over in small pieces: the reading thread must still
+// fill each buffer whole before handing out pieces from it (their readers
+// look past their end).
+TEST(ChromeTraceTwoThreads, ReadsAPipeInSmallPieces) {
+  std::string json = events(5000);
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("stepscope-pipe-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::path fifo = dir / "trace.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    int fd = ::open(fifo.c_str(), O_WRONLY);
+    for (size_t at = 0; fd >= 0 && at < json.size(); at += 97) {
+      size_t count = std::min<size_t>(97, json.size() - at);
+      if (::write(fd, json.data() + at, count) != static_cast<ssize_t>(count)) break;
+    }
+    if (fd >= 0) ::close(fd);
+  });
+  Outcome two;
+  try {
+    two.run = import_chrome_trace(fifo.string(), options(ImportThreads::kTwo, 4096));
+  } catch (const InputError& error) {
+    two.error = error.what();
+  }
+  writer.join();
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(two.error, "");
+  stepscope::Run one = import_bytes(json, options(ImportThreads::kOne)).run;
+  one.metadata["source"] = fifo.string();
+  EXPECT_EQ(one.spans.size(), 5000u);
+  EXPECT_EQ(test::run_difference(two.run, one), "");
 }
 
 TEST(ChromeTraceTwoThreads, TheReadingThreadStopsWhenTheImportFails) {
