@@ -159,6 +159,7 @@ class ChromeTraceImporter {
   void reserve_for_input() {
     auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
     run_.spans.reserve(spans);
+    span_threads_.reserve(spans);
     flow_endpoints_.reserve(spans / 2);
   }
 
@@ -198,10 +199,16 @@ class ChromeTraceImporter {
     return *fields.ts_ns;
   }
 
-  Track resolve_track(const EventFields& fields) {
+  // A span's track and its thread's index in run_.threads (the flow
+  // binding's track number).
+  struct SpanTrack {
+    Track track;
+    uint32_t thread;
+  };
+
+  SpanTrack resolve_track(const EventFields& fields) {
     Track track{resolve_id(fields.pid), resolve_id(fields.tid)};
-    note_thread(track, fields.pid, fields.tid);
-    return track;
+    return {track, static_cast<uint32_t>(note_thread(track, fields.pid, fields.tid))};
   }
 
   SpanKind kind_of(const EventFields& fields) {
@@ -243,22 +250,23 @@ class ChromeTraceImporter {
     if (!args.input_shapes.empty()) span.detail = names_.intern(args.input_shapes);
   }
 
-  Span& add_span(int64_t start, int64_t end, Track track, SpanKind kind, StringId name) {
+  Span& add_span(int64_t start, int64_t end, SpanTrack where, SpanKind kind, StringId name) {
     if (run_.spans.size() >= kMaxSpans) fail_event("too many spans");
     last_ts_ns_ = std::max(last_ts_ns_, end);
-    return run_.spans.emplace_back(Span{start, end, track.first, track.second, kind, name});
+    span_threads_.push_back(where.thread);
+    return run_.spans.emplace_back(Span{start, end, where.track.first, where.track.second, kind, name});
   }
 
   void begin_range(const EventFields& fields) {
     int64_t start = require_ts(fields);
-    Track track = resolve_track(fields);
+    Track track = resolve_track(fields).track;
     open_ranges_[track].push_back(OpenRange{start, names_.intern(fields.name), kind_of(fields)});
   }
 
   void end_range(const EventFields& fields) {
     int64_t end = require_ts(fields);
-    Track track = resolve_track(fields);
-    auto found = open_ranges_.find(track);
+    SpanTrack where = resolve_track(fields);
+    auto found = open_ranges_.find(where.track);
     if (found == open_ranges_.end() || found->second.empty()) {
       ++unmatched_ends_;
       return;
@@ -269,7 +277,7 @@ class ChromeTraceImporter {
       ++ends_before_begins_;
       end = range.start_ns;
     }
-    add_span(range.start_ns, end, track, range.kind, range.name);
+    add_span(range.start_ns, end, where, range.kind, range.name);
   }
 
   void add_metadata_event(const EventFields& fields, const EventArgs& args) {
@@ -380,7 +388,8 @@ class ChromeTraceImporter {
 
   void finish() {
     close_open_ranges();
-    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, run_.flows, uses_reading_thread());
+    FlowTracks tracks{std::move(span_threads_), endpoint_threads(), run_.threads.size()};
+    FlowBindingCounts flows = bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
     if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
     run_.metadata["clock"] = "trace";
@@ -392,11 +401,30 @@ class ChromeTraceImporter {
     if (options_.strict && !problems.empty()) fail("strict import refused the trace: " + problems);
   }
 
+  // Each flow endpoint's thread index, kNoFlowTrack for a track without
+  // threads (so without spans). Endpoints come in runs on one track.
+  std::vector<uint32_t> endpoint_threads() const {
+    std::vector<uint32_t> threads(flow_endpoints_.size());
+    Track last{std::numeric_limits<int64_t>::min(), 0};
+    uint32_t last_thread = kNoFlowTrack;
+    for (size_t i = 0; i < flow_endpoints_.size(); ++i) {
+      Track track{flow_endpoints_[i].pid, flow_endpoints_[i].tid};
+      if (track != last) {
+        auto found = thread_index_.find(track);
+        last = track;
+        last_thread = found == thread_index_.end() ? kNoFlowTrack : static_cast<uint32_t>(found->second);
+      }
+      threads[i] = last_thread;
+    }
+    return threads;
+  }
+
   void close_open_ranges() {
     size_t unclosed = 0;
     for (auto& [track, ranges] : open_ranges_) {
       for (const OpenRange& range : ranges) {
-        add_span(range.start_ns, std::max(range.start_ns, last_ts_ns_), track, range.kind, range.name);
+        SpanTrack where{track, static_cast<uint32_t>(thread_index_.at(track))};
+        add_span(range.start_ns, std::max(range.start_ns, last_ts_ns_), where, range.kind, range.name);
         ++unclosed;
       }
     }
@@ -468,6 +496,7 @@ class ChromeTraceImporter {
   std::unordered_map<Track, CounterTrackId, PairHash> counter_tracks_;
   StringMap<int64_t> text_flow_ids_;
   std::vector<FlowEndpoint> flow_endpoints_;
+  std::vector<uint32_t> span_threads_;  // of each span: its thread's index, for the flow binding
 
   size_t instant_events_ = 0;
   size_t unmatched_ends_ = 0;

@@ -1,7 +1,6 @@
 #include "importers/flow_binding.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <functional>
 #include <exception>
@@ -9,7 +8,6 @@
 #include <system_error>
 #include <thread>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 namespace stepscope {
@@ -17,54 +15,7 @@ namespace stepscope {
 namespace {
 
 constexpr SpanId kNoSpan = std::numeric_limits<SpanId>::max();
-constexpr uint32_t kNoTrack = std::numeric_limits<uint32_t>::max();
-
-// Dense numbers for (pid, tid) tracks, in order of first appearance. A trace
-// interleaves a few tracks (a thread, its GPU streams), so a small
-// direct-mapped cache answers most lookups without the hash map.
-class TrackNumbers {
- public:
-  uint32_t number(int64_t pid, int64_t tid) {
-    Recent& recent = recent_[slot_of(pid, tid)];
-    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
-    auto [found, inserted] = numbers_.try_emplace(Key{pid, tid}, static_cast<uint32_t>(numbers_.size()));
-    recent = Recent{pid, tid, found->second};
-    return found->second;
-  }
-
-  uint32_t find(int64_t pid, int64_t tid) {
-    Recent& recent = recent_[slot_of(pid, tid)];
-    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
-    auto found = numbers_.find(Key{pid, tid});
-    if (found == numbers_.end()) return kNoTrack;
-    recent = Recent{pid, tid, found->second};
-    return found->second;
-  }
-
-  size_t size() const { return numbers_.size(); }
-
- private:
-  using Key = std::pair<int64_t, int64_t>;
-  struct KeyHash {
-    size_t operator()(const Key& key) const { return mix(key.first, key.second); }
-  };
-  struct Recent {
-    int64_t pid = 0, tid = 0;
-    uint32_t number = kNoTrack;
-  };
-
-  static size_t mix(int64_t pid, int64_t tid) {
-    auto mixed = static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(tid);
-    return static_cast<size_t>(mixed ^ (mixed >> 29));
-  }
-  static constexpr int kSlotBits = 4;
-  static size_t slot_of(int64_t pid, int64_t tid) {
-    return (static_cast<uint64_t>(mix(pid, tid)) * 0x9E3779B97F4A7C15ULL) >> (64 - kSlotBits);
-  }
-
-  std::unordered_map<Key, uint32_t, KeyHash> numbers_;
-  std::array<Recent, size_t{1} << kSlotBits> recent_{};
-};
+constexpr uint32_t kNoTrack = kNoFlowTrack;
 
 // Items grouped by track with a counting sort: order[begin[t] .. begin[t+1])
 // are track t's items, in their original order. Items of kNoTrack are left out.
@@ -230,20 +181,12 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
 
 // Sets every endpoint's bound span (kNoSpan when none). Only tracks with
 // endpoints are ordered, each on its own.
-void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints, bool two_threads) {
-  TrackNumbers tracks;
-  ByTrack span_groups;
-  {
-    std::vector<uint32_t> span_track(spans.size());
-    for (size_t i = 0; i < spans.size(); ++i) span_track[i] = tracks.number(spans[i].pid, spans[i].tid);
-    span_groups = group_by_track(span_track, tracks.size());
-  }
-  ByTrack end_groups;
-  {
-    std::vector<uint32_t> endpoint_track(endpoints.size());
-    for (size_t i = 0; i < endpoints.size(); ++i) endpoint_track[i] = tracks.find(endpoints[i].pid, endpoints[i].tid);
-    end_groups = group_by_track(endpoint_track, tracks.size());
-  }
+void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
+                    bool two_threads) {
+  ByTrack span_groups = group_by_track(tracks.of_spans, tracks.count);
+  tracks.of_spans = {};  // spare its memory from here on
+  ByTrack end_groups = group_by_track(tracks.of_endpoints, tracks.count);
+  tracks.of_endpoints = {};
   for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
   // Each endpoint's `bound` is written by the one thread binding its track.
@@ -287,12 +230,12 @@ bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
 
 }  // namespace
 
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
   for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
-  bind_endpoints(spans, endpoints, two_threads);
+  bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
   auto unbound = std::remove_if(endpoints.begin(), endpoints.end(),
                                 [](const FlowEndpoint& e) { return e.bound == kNoSpan; });
   counts.unbound = static_cast<size_t>(endpoints.end() - unbound);
