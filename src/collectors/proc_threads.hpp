@@ -60,6 +60,6 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 
 // Parses the text of a stat file. The command name in parentheses may itself
 // contain spaces and parentheses, so fields are counted after the last ')'.
-std::optional<ProcStat> parse_proc_stat(const std::string& stat);
+std::optional<ProcStat> parse_proc_stat(std::string_view stat);
 
 }  // namespace stepscope

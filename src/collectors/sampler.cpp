@@ -77,7 +77,7 @@ std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
   char text[1024];  // the name is at most 64 bytes, the numbers after it a few hundred
   ssize_t n = ::pread(tracked.stat_fd, text, sizeof text, 0);
   if (n <= 0) return std::nullopt;
-  return parse_proc_stat(std::string(text, static_cast<size_t>(n)));
+  return parse_proc_stat(std::string_view(text, static_cast<size_t>(n)));
 }
 
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
