@@ -55,7 +55,11 @@ std::optional<ProcStat> parse_proc_stat(std::string_view stat) {
   out.parent_pid = *parent;
   out.cpu_ticks = *utime + *stime;
   out.start_ticks = *start;
-  if (fields.size() > 25) out.start_stack = parse_number<uint64_t>(fields[25]).value_or(0);
+  if (fields.size() > 25) {
+    out.start_code = parse_number<uint64_t>(fields[23]).value_or(0);
+    out.end_code = parse_number<uint64_t>(fields[24]).value_or(0);
+    out.start_stack = parse_number<uint64_t>(fields[25]).value_or(0);
+  }
   // exit_code appeared in Linux 3.5; older kernels simply do not tell.
   if (fields.size() > 49) out.exit_code = parse_number<int>(fields[49]).value_or(-1);
   return out;

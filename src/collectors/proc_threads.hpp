@@ -52,6 +52,9 @@ struct ProcStat {
   // randomization), so it tells an exec even of the same program. 0 when
   // we may not see it.
   uint64_t start_stack = 0;
+  // Where its program's text begins and ends: with start_stack, what tells
+  // an exec without asking /proc/PID/exe. 0 when we may not see them.
+  uint64_t start_code = 0, end_code = 0;
   int exit_code = -1;        // the raw wait status, valid once the state is Z
 };
 

@@ -61,8 +61,18 @@ void ThreadStateReader::close_files(ThreadFiles& files) {
 }
 
 std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
+  if (files.state == 'R') {
+    // Last seen running: a busy thread's counters move at every tick, so
+    // schedstat would only add a read before stat. stat alone says whether
+    // it still runs; only when it stopped are the counters needed again.
+    ++stat_reads_;
+    auto state = read_state(files.stat);
+    if (!state || *state == 'R') return state;
+  }
   auto counters = read_counters(files.schedstat);
-  if (counters && files.state != 0 && *counters == files.before) return files.state;
+  if (counters && files.state != 0 && files.state != 'R' && *counters == files.before) return files.state;
+  // The counters are read before stat, so that while they stand still
+  // nothing can have changed since stat was read.
   ++stat_reads_;
   auto state = read_state(files.stat);
   files.before = counters.value_or(SchedCounters{});

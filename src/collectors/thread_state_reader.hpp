@@ -12,6 +12,10 @@
 // still its state is the one stat last showed. The one change this misses is
 // a wakeup: a thread woken but not yet given a CPU still shows the sleep it
 // was in (and its stack is still at the call that slept) until it first runs.
+//
+// A thread stat last showed running (R) is the other way round: a busy
+// thread's counters move at every tick, so for it stat is read alone, and
+// the counters again (then stat once more) only once stat shows it stopped.
 #pragma once
 
 #include <sys/types.h>
@@ -56,8 +60,8 @@ class ThreadStateReader {
   struct ThreadFiles {
     int stat = -1;
     int schedstat = -1;   // -1 when it cannot be opened: stat every time
-    SchedCounters before; // read just before stat was last read
-    char state = 0;       // what that stat read said
+    SchedCounters before; // read just before stat was last read (unless state is R)
+    char state = 0;       // what that stat read said; 0: no shortcut
   };
   std::optional<char> read_files(ThreadFiles& files);
   static void close_files(ThreadFiles& files);
