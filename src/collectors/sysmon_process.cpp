@@ -121,7 +121,12 @@ ThreadTotals ProcessCounterReader::read_thread_totals(Files& files) {
   });
   for (pid_t tid : tids_) {
     auto [it, added] = files.threads.try_emplace(tid);
-    if (!add_thread(files.pid, tid, it->second, totals)) files.threads.erase(it);
+    if (!add_thread(files.pid, tid, it->second, totals)) {
+      files.threads.erase(it);
+    } else if (++threads_this_poll_ > kMaxKeptThreads) {
+      it->second.schedstat.close();
+      it->second.status.close();
+    }
   }
   return totals;
 }
@@ -150,6 +155,7 @@ bool ProcessCounterReader::add_thread(pid_t pid, pid_t tid, ThreadFiles& files, 
 }
 
 void ProcessCounterReader::keep_only(const std::vector<pid_t>& pids) {
+  threads_this_poll_ = 0;
   std::erase_if(files_, [&](const auto& entry) {
     return std::find(pids.begin(), pids.end(), entry.first) == pids.end();
   });

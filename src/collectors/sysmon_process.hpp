@@ -74,8 +74,14 @@ class ProcessCounterReader {
   // of a live process that could not be read (permissions, races).
   std::optional<ProcessCounters> read(pid_t pid, uint64_t& unreadable);
 
-  // Closes the files of every process not in `pids`.
+  // Closes the files of every process not in `pids`; the end of a poll.
   void keep_only(const std::vector<pid_t>& pids);
+
+  // Threads whose two files stay open between polls, over all processes:
+  // a job's threads can number thousands and descriptors are limited (1024
+  // by default), so those past it are read through files opened and closed
+  // each time, as before (their schedstat shortcut still holds).
+  static constexpr size_t kMaxKeptThreads = 256;
 
  private:
   // A thread's status is formatted from some fifty lines; its schedstat is
@@ -104,6 +110,7 @@ class ProcessCounterReader {
 
   std::map<pid_t, std::unique_ptr<Files>> files_;
   std::vector<pid_t> tids_;  // reused
+  size_t threads_this_poll_ = 0;
 };
 
 // A process's CPU use between two readings, in percent of one CPU: a process

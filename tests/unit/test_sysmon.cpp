@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <vector>
+
 #include "collectors/nvml.hpp"
 #include "collectors/sysmon.hpp"
 #include "collectors/proc_files.hpp"
@@ -268,6 +273,37 @@ TEST(SysmonLive, ThreadTotalsFollowTheThreadsStatus) {
   EXPECT_EQ(after->thread_totals.disk_wait, 0u);
   EXPECT_EQ(unreadable, 0u);
   EXPECT_FALSE(reader.read(pid, unreadable)) << "reaped";
+}
+
+// Past the budget of threads kept open, the rest are read and closed each
+// time: the descriptors stay bounded, the totals are the same.
+TEST(SysmonLive, ThreadsPastTheBudgetAreReadWithoutKeepingFiles) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<std::thread> sleepers;
+  const size_t extra = ProcessCounterReader::kMaxKeptThreads + 20;
+  for (size_t i = 0; i < extra; ++i) sleepers.emplace_back([released] { released.wait(); });
+  auto open_descriptors = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  const size_t before = open_descriptors();
+  ProcessCounterReader reader;
+  uint64_t unreadable = 0;
+  std::optional<ProcessCounters> first, second;
+  for (int poll = 0; poll < 2; ++poll) {
+    (poll == 0 ? first : second) = reader.read(::getpid(), unreadable);
+    reader.keep_only({::getpid()});
+  }
+  const size_t during = open_descriptors();
+  release.set_value();
+  for (std::thread& t : sleepers) t.join();
+  ASSERT_TRUE(first && second);
+  EXPECT_GE(second->status.threads, extra + 1);
+  // Kept: 2 per thread up to the budget, 3 files and the task folder of the process.
+  EXPECT_LE(during, before + 2 * ProcessCounterReader::kMaxKeptThreads + 4 + 1);
+  EXPECT_GE(second->thread_totals.voluntary_switches, first->thread_totals.voluntary_switches);
 }
 
 TEST(Nvml, AbsentLibraryIsAReasonNotAnError) {
