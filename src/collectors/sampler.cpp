@@ -129,13 +129,20 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
   }
   for (pid_t pid : tree) {
     auto found = processes_.find(pid);
-    if (found == processes_.end() || !found->second->alive) track_new(pid, now_ns);
+    if (found == processes_.end()) {
+      track_new(pid, now_ns, std::nullopt);
+    } else if (!found->second->alive) {
+      track_new(pid, now_ns, found->second->start_ticks);
+    }
   }
 }
 
-void Sampler::track_new(pid_t pid, int64_t now_ns) {
+// `ended_start`: the start time of the process this pid named that was
+// ended; the pid is a new process only if its start time differs.
+void Sampler::track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start) {
   auto stat = read_proc_stat(pid);
   if (!stat || stat->state == 'Z') return;  // already gone
+  if (ended_start == stat->start_ticks) return;  // the process we ended, not a new one
   auto cmd = read_command_line(pid);
   if (!cmd) return;
   auto tracked = std::make_unique<Tracked>();
