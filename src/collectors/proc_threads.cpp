@@ -105,6 +105,8 @@ ThreadState thread_state_from_letter(char state) {
       return ThreadState::kRunning;
     case 'D':
       return ThreadState::kDiskWait;
+    case kUnknownStateLetter:
+      return ThreadState::kUnknown;
     default:
       return ThreadState::kIdle;
   }

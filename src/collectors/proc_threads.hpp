@@ -34,8 +34,11 @@ std::optional<char> state_in_stat(std::string_view stat);
 // /proc/PID/task/TID/comm without its newline, or nullopt when gone.
 std::optional<std::string> read_thread_name(pid_t pid, int64_t tid);
 
+// Not a letter the kernel writes: the state of a thread that could not be read.
+constexpr char kUnknownStateLetter = '?';
+
 // The scheduler state letter as the Run records it: R running, D disk wait,
-// every other (S sleeping, T stopped, ...) idle.
+// kUnknownStateLetter unknown, every other (S sleeping, T stopped, ...) idle.
 ThreadState thread_state_from_letter(char state);
 
 // The command line with arguments joined by spaces, or the comm name in

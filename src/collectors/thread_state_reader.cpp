@@ -1,8 +1,11 @@
 #include "collectors/thread_state_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <string>
 
@@ -62,6 +65,12 @@ std::optional<SchedCounters> parse_schedstat(std::string_view text) {
   return c;
 }
 
+size_t kept_threads_for_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 4 / 3, 16, 4096);
+}
+
 ThreadStateReader::~ThreadStateReader() {
   for (auto& [key, files] : files_) close_files(files);
 }
@@ -114,9 +123,12 @@ std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
     files.pid = pid;
     files.tid = tid;
     files.stat = open_task_file(pid, tid, "stat");
-    if (files.stat < 0) return std::nullopt;
+    if (files.stat < 0) {
+      if (errno == EMFILE || errno == ENFILE) return kUnknownStateLetter;  // there, but no descriptor left to read it
+      return std::nullopt;
+    }
     files.schedstat = open_task_file(pid, tid, "schedstat");
-    if (files_.size() >= kMaxOpen) {
+    if (files_.size() >= max_kept_) {
       auto state = read_files(files);
       close_files(files);
       return state;

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <utility>
 
+#include "collectors/proc_threads.hpp"
+
 namespace stepscope {
 
 // The three counters of /proc/PID/task/TID/schedstat.
@@ -45,14 +47,21 @@ struct SchedCounters {
 // zero: a kernel without scheduler statistics shows "0 0 0".
 std::optional<SchedCounters> parse_schedstat(std::string_view text);
 
+// How many threads' descriptors a reader may keep open: a quarter of the
+// process's descriptor limit (three files each), at least 16, at most 4096,
+// so that a job with many threads cannot starve the recorder's other files.
+size_t kept_threads_for_descriptor_limit();
+
 class ThreadStateReader {
  public:
-  ThreadStateReader() = default;
+  explicit ThreadStateReader(size_t max_kept_threads = kept_threads_for_descriptor_limit())
+      : max_kept_(max_kept_threads) {}
   ~ThreadStateReader();
   ThreadStateReader(const ThreadStateReader&) = delete;
   ThreadStateReader& operator=(const ThreadStateReader&) = delete;
 
-  // The state letter (R, S, D, ...) of the thread, or nullopt when it is gone.
+  // The state letter (R, S, D, ...) of the thread, kUnknownStateLetter when no
+  // descriptor is left to read it, or nullopt when it is gone.
   std::optional<char> read(pid_t pid, int64_t tid);
 
   // Closes the descriptors of every thread of `pid`.
@@ -75,8 +84,8 @@ class ThreadStateReader {
   std::optional<char> read_files(ThreadFiles& files);
   static void close_files(ThreadFiles& files);
 
-  // Far above real thread counts; past it, descriptors are not kept.
-  static constexpr size_t kMaxOpen = 4096;
+  // Past it, a thread's files are opened, read and closed at each read.
+  size_t max_kept_;
   std::map<std::pair<pid_t, int64_t>, ThreadFiles> files_;
   uint64_t stat_reads_ = 0;
 };

@@ -1,11 +1,14 @@
 // The thread-state reader against threads of this test process: a thread
 // asleep on a pipe, the same thread spinning, and after it has exited.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "collectors/thread_state_reader.hpp"
@@ -109,6 +112,49 @@ TEST(ThreadStateReader, RunningThenAsleepThenRunningAgain) {
   thread.join();
   ::close(wake[0]);
   ::close(wake[1]);
+}
+
+size_t open_descriptors() {
+  size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
+  return count;
+}
+
+TEST(ThreadStateReader, KeepsNoDescriptorsPastItsCap) {
+  const auto tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  ThreadStateReader reader(/*max_kept_threads=*/0);
+  const size_t before = open_descriptors();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'R') << "this thread, reading";
+  EXPECT_EQ(open_descriptors(), before);
+}
+
+TEST(ThreadStateReader, CapFollowsTheDescriptorLimit) {
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  const size_t kept = kept_threads_for_descriptor_limit();
+  EXPECT_GE(kept, 16u);
+  EXPECT_LE(kept, 4096u);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur / 12 >= 16 && limit.rlim_cur / 12 <= 4096) {
+    EXPECT_EQ(kept, limit.rlim_cur / 12) << "three files per thread in a quarter of the limit";
+  }
+}
+
+// Out of descriptors, a thread that is there must not read as gone (its
+// samples would be dropped): its state is unknown.
+TEST(ThreadStateReaderDeathTest, OutOfDescriptorsIsUnknownNotGone) {
+  EXPECT_EXIT(
+      {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = std::min<rlim_t>(limit.rlim_cur, 64);
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+        while (::open("/dev/null", O_RDONLY) >= 0) {
+        }
+        ThreadStateReader reader;
+        auto state = reader.read(::getpid(), static_cast<int64_t>(::syscall(SYS_gettid)));
+        ::_exit(state == kUnknownStateLetter ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
