@@ -156,7 +156,7 @@ std::vector<uint32_t> nest(const HostNodes& host) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const LaunchIndex& launches, std::vector<Node>& nodes,
+void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vector<Node>& nodes,
                         const std::vector<uint32_t>& parent) {
   std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
   std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
@@ -165,12 +165,10 @@ void attach_device_time(const Run& run, const LaunchIndex& launches, std::vector
     owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
     node_of_span[nodes[i].span] = i;
   }
-  for (const Span& span : run.spans) {
-    if (!is_device_activity(span.kind) || span.correlation == 0) continue;
-    SpanId launch = launches.find(span.correlation);
+  for (auto [device, launch] : launches.activity()) {
     if (launch == kNoLaunch || node_of_span[launch] == kNone) continue;
     uint32_t op = owner[node_of_span[launch]];
-    if (op != kNone) nodes[op].own_device_ns += duration(span);
+    if (op != kNone) nodes[op].own_device_ns += duration(run.spans[device]);
   }
 }
 
@@ -247,7 +245,7 @@ OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options) {
   return analyze_ops(run, index.host_spans, index.launches, options);
 }
 
-OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, const LaunchIndex& launches,
+OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, const DeviceLaunches& launches,
                         const OpsOptions& options) {
   NameClasses names(run.strings);
   HostNodes host = host_nodes(run, host_spans, names);

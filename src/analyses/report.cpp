@@ -32,7 +32,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.includes_idle = options.include_idle;
   report.gpu.ranks.emplace_back();
   std::optional<HostSpansByThread> host_spans;
-  std::optional<LaunchIndex> launches;
+  std::optional<DeviceLaunches> launches;
   SideBySide work;
   auto host_spans_built = work.add([&] { host_spans.emplace(run); });
   auto launches_built = work.add([&] { launches.emplace(run); });
