@@ -100,8 +100,11 @@ void add_rank(Report& report, const Run& run, const std::string& source) {
 
 void add_ranks(Report& report, const std::vector<std::string>& sources,
                const std::function<Run(const std::string&)>& open_rank, size_t threads) {
+  // Each rank side by side holds its Run in memory: a few at most, however
+  // many cores, so that a job of many large traces stays within memory.
+  constexpr size_t kMostRanksAtOnce = 4;
   std::vector<std::optional<RankAnalyses>> ranks(sources.size());
-  size_t side_by_side = std::clamp<size_t>(sources.size(), 1, std::max<size_t>(threads, 1));
+  size_t side_by_side = std::clamp<size_t>(sources.size(), 1, std::clamp<size_t>(threads, 1, kMostRanksAtOnce));
   size_t threads_each = std::max<size_t>(1, threads / side_by_side);
   SideBySide work;
   for (size_t i = 0; i < sources.size(); ++i) {

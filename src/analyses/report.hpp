@@ -53,8 +53,8 @@ void add_rank(Report& report, RankAnalyses rank);
 void add_rank(Report& report, const Run& run, const std::string& source);
 
 // Opens and analyzes the other ranks (`sources`, in order) side by side,
-// each on its own thread while `threads` allow, and adds them in input
-// order. At most `threads` of their Runs are in memory at once. An error
+// each on its own thread while `threads` allow (4 at most), and adds them in
+// input order. At most that many of their Runs are in memory at once. An error
 // opening one is the first failing source's, as one after another would give.
 void add_ranks(Report& report, const std::vector<std::string>& sources,
                const std::function<Run(const std::string&)>& open_rank, size_t threads = analysis_threads());
