@@ -51,7 +51,7 @@ struct DiagnosisInput {
   // The device analyses of `run` (the report's first rank); null without them.
   const GpuRank* gpu = nullptr;
   // The host spans of `run` in nesting order, when the caller has them
-  // already (report shares them); null: the rules that need them sort them.
+  // already (report shares them); null: diagnose sorts them once for its rules.
   const HostSpansByThread* host_spans = nullptr;
 };
 

@@ -10,7 +10,6 @@
 // docs/diagnosis.md, "python_overhead".
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -252,10 +251,7 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   if (!facts.primary || device_side_missing(in.run)) return std::nullopt;
-  // The report's shared index, or one sorted here for a caller without it.
-  std::optional<HostSpansByThread> own;
-  const HostSpansByThread& index = in.host_spans ? *in.host_spans : own.emplace(in.run);
-  OverheadFigures f = overhead_figures(in.run, index, facts);
+  OverheadFigures f = overhead_figures(in.run, *in.host_spans, facts);  // diagnose sees to host_spans
   if (f.steps == 0 || f.step_ns <= 0) return std::nullopt;
   double ops_per_step = static_cast<double>(f.top_level_op_ns.size()) / static_cast<double>(f.steps);
   int64_t median_op_ns = median(f.top_level_op_ns);

@@ -12,7 +12,6 @@
 // host's blocked time, is the share.
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -93,16 +92,12 @@ void collect_thread_syncs(const Run& run, std::span<const SpanId> spans, SyncCal
   }
 }
 
-// The host spans in nesting order come from the report's shared index, or
-// are sorted here when the caller has none.
-std::vector<SyncSite> sync_sites(const Run& run, const HostSpansByThread* shared) {
+std::vector<SyncSite> sync_sites(const Run& run, const HostSpansByThread& host_spans) {
   SyncCalls is_sync_call(run.strings);
   bool any = std::any_of(run.spans.begin(), run.spans.end(), [&](const Span& s) { return is_sync_call(s); });
   std::vector<SyncSite> out;
   if (!any) return out;
-  std::optional<HostSpansByThread> own;
-  if (!shared) shared = &own.emplace(run);
-  for (const HostSpansByThread::Thread& thread : shared->threads()) {
+  for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
     collect_thread_syncs(run, thread.spans, is_sync_call, out);
   }
   return out;
@@ -200,7 +195,7 @@ std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) 
 }  // namespace
 
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
-  std::vector<SyncSite> sites = sync_sites(in.run, in.host_spans);
+  std::vector<SyncSite> sites = sync_sites(in.run, *in.host_spans);  // diagnose sees to host_spans
   if (sites.empty()) return std::nullopt;
   Intervals steps = step_windows(in.run, f);
   Intervals windows = merged(steps);  // consecutive steps touch: one window

@@ -72,16 +72,19 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
   RankAnalyses out;
   StepsAnalysis steps;
   std::vector<ProcessSummary> processes;
+  std::optional<HostSpansByThread> host_spans;  // for the diagnosis' rules
   SideBySide work;
+  auto host_spans_built = work.add([&] { host_spans.emplace(run); });
   auto gpu_done = work.add([&] { out.gpu = analyze_gpu_rank(run, source); });
   auto steps_done = work.add([&] {
     steps = analyze_steps(run);
     processes = summarize_processes(run);
   });
   work.add([&] {
+    work.wait_for(host_spans_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu})};
+    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu, &*host_spans})};
   });
   work.run(threads);
   return out;
