@@ -86,7 +86,9 @@ struct Node {
   int64_t device_total_ns = 0;
   SpanId span = 0;
   uint32_t group = 0;
-  uint32_t parent = kNone;  // after merging only children into same-named parents
+  // Before merging (nest), then after merging only children into same-named
+  // parents (merge_and_sum rewrites it in place, parents first).
+  uint32_t parent = kNone;
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
   // whether there is exactly one). A byte keeps millions of nodes at 56 bytes.
   uint8_t children = 0;
@@ -131,10 +133,9 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
 
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
-// the top. Returns each node's parent before merging.
-std::vector<uint32_t> nest(const HostNodes& host) {
-  const std::vector<Node>& nodes = host.nodes;
-  std::vector<uint32_t> parent(nodes.size(), kNone);
+// the top. Sets each node's parent before merging.
+void nest(HostNodes& host) {
+  std::vector<Node>& nodes = host.nodes;
   std::vector<uint32_t> open;
   for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
     open.clear();
@@ -145,14 +146,13 @@ std::vector<uint32_t> nest(const HostNodes& host) {
         if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
           open.pop_back();
         } else {
-          parent[i] = open.back();
+          nodes[i].parent = open.back();
           break;
         }
       }
       open.push_back(i);
     }
   }
-  return parent;
 }
 
 // The device activity each host event launched itself: a device span's
@@ -160,13 +160,13 @@ std::vector<uint32_t> nest(const HostNodes& host) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vector<Node>& nodes,
-                        const std::vector<uint32_t>& parent) {
+void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vector<Node>& nodes) {
   std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
   std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     bool op = nodes[i].kind == SpanKind::kCpuOp;
-    owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
+    uint32_t parent = nodes[i].parent;
+    owner[i] = op ? i : (parent == kNone ? kNone : owner[parent]);
     node_of_span[nodes[i].span] = i;
   }
   for (auto [device, launch] : launches.activity()) {
@@ -179,12 +179,13 @@ void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vec
 // torch's _remove_dup_nodes: an only child with its parent's name is merged
 // into the parent, which takes over its children and its device activity.
 // Parents come before children in `nodes`, so one pass reaches the fixpoint.
-void merge_and_sum(std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
+void merge_and_sum(std::vector<Node>& nodes) {
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    if (parent[i] != kNone && nodes[parent[i]].children < 2) nodes[parent[i]].children++;
+    uint32_t p = nodes[i].parent;
+    if (p != kNone && nodes[p].children < 2) nodes[p].children++;
   }
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    uint32_t p = parent[i];
+    uint32_t p = nodes[i].parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     nodes[i].parent = p;
     if (p != kNone && nodes[p].group == nodes[i].group && nodes[p].children == 1) {
@@ -254,9 +255,9 @@ OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, con
   NameClasses names(run.strings);
   HostNodes host = host_nodes(run, host_spans, names);
   std::vector<Node>& nodes = host.nodes;
-  std::vector<uint32_t> parent = nest(host);
-  attach_device_time(run, launches, nodes, parent);
-  merge_and_sum(nodes, parent);
+  nest(host);
+  attach_device_time(run, launches, nodes);
+  merge_and_sum(nodes);
 
   RowTable table(run, names, options.group_by_input_shapes);
   for (const Node& node : nodes) {
