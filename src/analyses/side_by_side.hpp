@@ -32,8 +32,8 @@ class SideBySide {
   // exception if it failed (the later task cannot go on without its result).
   void wait_for(Task task) const;
 
-  // Runs every task on at most `threads` threads (the caller's included) and
-  // returns when all have finished. When tasks threw, rethrows the exception
+  // Runs every task, once per SideBySide, on at most `threads` threads (the
+  // caller's included) and returns when all have finished. When tasks threw, rethrows the exception
   // of the first of them in the order added: the error a one-thread run
   // would have reported.
   void run(size_t threads);
