@@ -10,7 +10,8 @@
 //     thread state, two code-object headers and a few pointers);
 //   * reading /proc/CHILD/task/CHILD/stat by open+read+close, and by pread on a
 //     descriptor kept open (how a sampler learns whether a thread is running),
-//     and pread of the much shorter schedstat;
+//     and pread of the much shorter schedstat; then, for a thread spinning on a
+//     CPU, pread of its stat and of its `syscall` file (which says "running");
 //   * the CPU one clock_nanosleep wakeup costs, after 1 ms (a 1 kHz timer loop)
 //     and after 10 ms (100 Hz).
 // Prints one JSON object: microseconds per call, the median of several batches.
@@ -114,6 +115,30 @@ int main(int argc, char** argv) {
       },
       5000);
   close(fd);
+  // A thread on a CPU: its stat, and its `syscall` file, which says "running"
+  // (what the sampler reads for a thread it last saw running).
+  pid_t spinner = fork();
+  if (spinner == 0) {
+    for (;;) {
+    }
+  }
+  auto pread_us = [&](const char* file) {
+    const std::string path = "/proc/" + std::to_string(spinner) + "/task/" + std::to_string(spinner) + "/" + file;
+    int kept = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    double us = median_us_per_call(
+        [&] {
+          if (pread(kept, text, sizeof text, 0) <= 0) std::exit(1);
+        },
+        5000);
+    close(kept);
+    return us;
+  };
+  const double running_stat = pread_us("stat");
+  const double running_syscall = pread_us("syscall");
+  kill(spinner, SIGKILL);
+  waitpid(spinner, nullptr, 0);
+  out += "\"proc_stat_pread_running_us\": " + std::to_string(running_stat) + ", ";
+  out += "\"proc_syscall_pread_running_us\": " + std::to_string(running_syscall) + ", ";
   out += "\"proc_stat_open_read_close_us\": " + std::to_string(open_read_close) + ", ";
   out += "\"proc_stat_pread_us\": " + std::to_string(pread_only) + ", ";
   out += "\"proc_schedstat_pread_us\": " + std::to_string(schedstat_pread) + ", ";

@@ -2,11 +2,14 @@
 // (so no disk or page cache): splitting alone; splitting, then parsing each
 // event (by the plain-event reader, or by simdjson alone as before it);
 // splitting and parsing in one pass (the scanner's pre-reader, as the
-// importer does); and the whole import into a Run. Bytes/s are of the JSON
-// text.
+// importer does); and the whole import into a Run, on one thread and on two
+// (the reading thread of trace_event_pipeline.hpp). Bytes/s are of the JSON
+// text. The whole imports report wall time ("Time") and the CPU time of the
+// process, both threads ("CPU").
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <string>
 
@@ -90,34 +93,68 @@ void BM_ScanAndPreReadTraceEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_ScanAndPreReadTraceEvents)->Unit(benchmark::kMillisecond);
 
-void BM_ImportTrace(benchmark::State& state) {
+ChromeTraceOptions on_threads(ImportThreads threads) {
+  ChromeTraceOptions options;
+  options.threads = threads;
+  return options;
+}
+
+void import_in_memory(benchmark::State& state, ImportThreads threads) {
   if (!have_trace(state)) return;
   for (auto _ : state) {
-    Run run = import_chrome_trace_bytes(trace_text(), "trace.json");
+    Run run = import_chrome_trace_bytes(trace_text(), "trace.json", on_threads(threads));
     benchmark::DoNotOptimize(run.spans.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
 }
-BENCHMARK(BM_ImportTrace)->Unit(benchmark::kMillisecond);
+
+void BM_ImportTrace(benchmark::State& state) { import_in_memory(state, ImportThreads::kTwo); }
+BENCHMARK(BM_ImportTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_ImportTraceOneThread(benchmark::State& state) { import_in_memory(state, ImportThreads::kOne); }
+BENCHMARK(BM_ImportTraceOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 // The whole import of a trace file named by $STEPSCOPE_BENCH_TRACE (e.g. the
 // large one bench/import_trace.py --keep-trace builds), from the file as the
 // CLI reads it, once per process so fresh pages are counted: the import
-// alone, without the analyses `stepscope report` adds. Run it by itself:
-//   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter=ImportTraceFile
-void BM_ImportTraceFile(benchmark::State& state) {
+// alone, without the analyses `stepscope report` adds. Run each by itself:
+//   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter='ImportTraceFile$'
+//   STEPSCOPE_BENCH_TRACE=... stepscope_bench --benchmark_filter=ImportTraceFileOneThread
+// The counter main_thread_cpu_ms is the CPU time of the importer's own
+// thread alone: on two threads, a lower bound of the wall time an idle
+// machine would give (as is half the process CPU time).
+double thread_cpu_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+void import_file(benchmark::State& state, ImportThreads threads) {
   const char* path = std::getenv("STEPSCOPE_BENCH_TRACE");
   if (path == nullptr) {
     state.SkipWithError("set STEPSCOPE_BENCH_TRACE to a trace file");
     return;
   }
+  double main_thread_ms = 0;
   for (auto _ : state) {
-    Run run = import_chrome_trace(path);
+    double before = thread_cpu_ms();
+    Run run = import_chrome_trace(path, on_threads(threads));
+    main_thread_ms += thread_cpu_ms() - before;
     benchmark::DoNotOptimize(run.spans.data());
   }
+  state.counters["main_thread_cpu_ms"] = main_thread_ms / static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * std::filesystem::file_size(path)));
 }
-BENCHMARK(BM_ImportTraceFile)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+void BM_ImportTraceFile(benchmark::State& state) { import_file(state, ImportThreads::kAuto); }
+BENCHMARK(BM_ImportTraceFile)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_ImportTraceFileOneThread(benchmark::State& state) { import_file(state, ImportThreads::kOne); }
+BENCHMARK(BM_ImportTraceFileOneThread)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 }  // namespace stepscope

@@ -55,30 +55,6 @@ std::optional<std::string> relative_to(std::string_view path, std::string_view r
   return std::string(path.substr(root.size()));
 }
 
-std::optional<uint64_t> read_number_file(const std::string& path) {
-  auto text = read_proc_file(path);
-  return text ? parse_u64(*text) : std::nullopt;
-}
-
-// The least limit on the way from `dir` up to its hierarchy's root (v2 has
-// no effective-limit file; v1's memory.stat has hierarchical_memory_limit).
-std::optional<uint64_t> effective_limit(const CgroupDir& dir, std::string_view stat) {
-  if (dir.version == 1) {
-    if (auto limit = memory_stat_field(stat, "hierarchical_memory_limit")) {
-      return *limit >= kNoLimitFrom ? std::nullopt : limit;
-    }
-    auto text = read_proc_file(dir.path + "/memory.limit_in_bytes");
-    return text ? parse_cgroup_limit(*text) : std::nullopt;
-  }
-  std::optional<uint64_t> least;
-  for (std::string path = dir.path; path.size() > dir.mount_point.size(); path.resize(path.rfind('/'))) {
-    auto text = read_proc_file(path + "/memory.max");
-    auto limit = text ? parse_cgroup_limit(*text) : std::nullopt;
-    if (limit && (!least || *limit < *least)) least = limit;
-  }
-  return least;
-}
-
 }  // namespace
 
 std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo) {
@@ -133,38 +109,91 @@ std::optional<uint64_t> parse_cgroup_limit(std::string_view text) {
 
 std::optional<uint64_t> memory_stat_field(std::string_view stat, std::string_view key) {
   std::optional<uint64_t> value;
-  for_each_line(stat, [&](std::string_view line) {
-    std::vector<std::string_view> fields = split_fields(line);
-    if (!value && fields.size() == 2 && fields[0] == key) value = parse_number<uint64_t>(fields[1]);
+  for_each_line(stat, [&](std::string_view line) {  // "key value"
+    if (value || line.size() <= key.size() || !line.starts_with(key) || line[key.size()] != ' ') return;
+    value = parse_number<uint64_t>(line.substr(key.size() + 1));
   });
   return value;
 }
 
-std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir) {
-  bool v1 = dir.version == 1;
-  auto usage = read_number_file(dir.path + (v1 ? "/memory.usage_in_bytes" : "/memory.current"));
-  if (!usage) return std::nullopt;  // the root of a v2 hierarchy has no memory.current
-  std::string stat = read_proc_file(dir.path + "/memory.stat").value_or("");
+CgroupMemoryFiles::CgroupMemoryFiles(const CgroupDir& dir)
+    : version_(dir.version),
+      usage_(dir.path + (dir.version == 1 ? "/memory.usage_in_bytes" : "/memory.current")),
+      stat_(dir.path + "/memory.stat") {
+  if (version_ == 1) {
+    limits_.emplace_back(dir.path + "/memory.limit_in_bytes");
+    return;
+  }
+  for (std::string path = dir.path; path.size() > dir.mount_point.size(); path.resize(path.rfind('/'))) {
+    limits_.emplace_back(path + "/memory.max");
+  }
+}
+
+// The least limit on the way from the cgroup up to its hierarchy's root (v2
+// has no effective-limit file; v1's memory.stat has hierarchical_memory_limit).
+std::optional<uint64_t> CgroupMemoryFiles::effective_limit(std::string_view stat) {
+  if (version_ == 1) {
+    if (auto limit = memory_stat_field(stat, "hierarchical_memory_limit")) {
+      return *limit >= kNoLimitFrom ? std::nullopt : limit;
+    }
+  }
+  std::optional<uint64_t> least;
+  for (KeptFile& file : limits_) {
+    auto text = file.read();
+    auto limit = text ? parse_cgroup_limit(*text) : std::nullopt;
+    if (limit && (!least || *limit < *least)) least = limit;
+  }
+  return least;
+}
+
+std::optional<CgroupMemory> CgroupMemoryFiles::read() {
+  auto usage_text = usage_.read();
+  auto usage = usage_text ? parse_u64(*usage_text) : std::nullopt;
+  if (!usage) return std::nullopt;
+  std::string_view stat = stat_.read().value_or(std::string_view());
   CgroupMemory out;
-  out.version = dir.version;
+  out.version = version_;
   out.usage_bytes = *usage;
-  out.limit_bytes = effective_limit(dir, stat);
+  out.limit_bytes = effective_limit(stat);
   // v1's total_ counts the cgroup's descendants too, as its usage does.
+  const bool v1 = version_ == 1;
   auto inactive = memory_stat_field(stat, v1 ? "total_inactive_file" : "inactive_file");
   if (!inactive && v1) inactive = memory_stat_field(stat, "inactive_file");
   out.working_set_bytes = *usage - std::min(*usage, inactive.value_or(0));
   return out;
 }
 
+std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir) { return CgroupMemoryFiles(dir).read(); }
+
 CgroupMemoryReader::CgroupMemoryReader()
     : mounts_(parse_cgroup_mounts(read_proc_file("/proc/self/mountinfo").value_or(""))) {}
 
-std::optional<CgroupMemory> CgroupMemoryReader::read(pid_t pid) const {
+std::optional<CgroupMemory> CgroupMemoryReader::read(pid_t pid, int64_t now_ns) {
   if (mounts_.empty()) return std::nullopt;
-  auto text = read_proc_file("/proc/" + std::to_string(pid) + "/cgroup");
-  if (!text) return std::nullopt;
-  auto dir = memory_cgroup_dir(*text, mounts_);
-  return dir ? read_cgroup_memory(*dir) : std::nullopt;
+  if (pid != pid_ || now_ns >= next_check_ns_) {
+    next_check_ns_ = now_ns + kMembershipInterval;
+    check_membership(pid);
+  }
+  return files_ ? files_->read() : std::nullopt;
+}
+
+// Opens the files of the cgroup `pid` is in, unless they are those open now;
+// none when it has none (or is gone).
+void CgroupMemoryReader::check_membership(pid_t pid) {
+  if (pid != pid_) {
+    pid_ = pid;
+    membership_ = KeptFile("/proc/" + std::to_string(pid) + "/cgroup");
+    files_.reset();
+  }
+  auto text = membership_.read();
+  if (!text) {
+    files_.reset();
+    return;
+  }
+  if (files_ && *text == membership_text_) return;
+  files_.reset();
+  membership_text_ = *text;
+  if (auto dir = memory_cgroup_dir(*text, mounts_)) files_.emplace(*dir);
 }
 
 }  // namespace stepscope

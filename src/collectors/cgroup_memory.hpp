@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/kept_file.hpp"
+
 namespace stepscope {
 
 // A mounted cgroup hierarchy that can hold the memory controller: a v1
@@ -56,18 +58,51 @@ struct CgroupMemory {
   uint64_t working_set_bytes = 0;
 };
 
+// The files of one memory cgroup (usage, memory.stat, the limits of it and
+// its ancestors), kept open and re-read.
+class CgroupMemoryFiles {
+ public:
+  explicit CgroupMemoryFiles(const CgroupDir& dir);
+  // Nullopt when the usage file cannot be read (the root of a v2 hierarchy
+  // has none).
+  std::optional<CgroupMemory> read();
+
+ private:
+  std::optional<uint64_t> effective_limit(std::string_view stat);
+
+  int version_;
+  KeptFile usage_, stat_;
+  // v2: memory.max of the cgroup and each ancestor below the mount point;
+  // v1: memory.limit_in_bytes, for kernels without hierarchical_memory_limit.
+  std::vector<KeptFile> limits_;
+};
+
+// Reads the counters of the cgroup in `dir` (and the limits of its ancestors) once.
+std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir);
+
 // Reads the memory cgroup of `pid` on this machine; nullopt without one
 // (no cgroup memory controller, the process gone, files unreadable).
+//
+// A process can be moved to another cgroup, so its /proc/PID/cgroup is read
+// again, but at most once a second (`now_ns`, any monotonic clock): the
+// kernel resolves every hierarchy's path for it, which costs as much as all
+// the memory files together. The cgroup's files are reopened only when it
+// changed.
 class CgroupMemoryReader {
  public:
   CgroupMemoryReader();
-  std::optional<CgroupMemory> read(pid_t pid) const;
+  std::optional<CgroupMemory> read(pid_t pid, int64_t now_ns);
 
  private:
-  std::vector<CgroupMount> mounts_;
-};
+  static constexpr int64_t kMembershipInterval = 1'000'000'000;
+  void check_membership(pid_t pid);
 
-// Reads the counters of the cgroup in `dir` (and the limits of its ancestors).
-std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir);
+  std::vector<CgroupMount> mounts_;
+  pid_t pid_ = 0;
+  KeptFile membership_;          // /proc/PID/cgroup of pid_
+  std::string membership_text_;  // what it said when files_ were opened
+  int64_t next_check_ns_ = 0;
+  std::optional<CgroupMemoryFiles> files_;
+};
 
 }  // namespace stepscope

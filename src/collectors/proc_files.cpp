@@ -24,19 +24,16 @@ std::optional<std::string> read_proc_file(const std::string& path) {
 }
 
 std::string_view status_field(std::string_view status, std::string_view key) {
-  size_t pos = 0;
-  while (pos < status.size()) {
-    size_t end = status.find('\n', pos);
-    if (end == std::string_view::npos) end = status.size();
-    std::string_view line = status.substr(pos, end - pos);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      std::string_view value = line.substr(key.size() + 1);
-      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
-        value.remove_prefix(1);
-      }
-      return value;
-    }
-    pos = end + 1;
+  // Finding the key itself skips most lines in one search, where walking
+  // line by line searched once per line; a match counts only at the start
+  // of a line and before its ':'.
+  for (size_t pos = status.find(key); pos != std::string_view::npos; pos = status.find(key, pos + 1)) {
+    const size_t colon = pos + key.size();
+    if ((pos != 0 && status[pos - 1] != '\n') || colon >= status.size() || status[colon] != ':') continue;
+    std::string_view value = status.substr(colon + 1);
+    value = value.substr(0, value.find('\n'));
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    return value;
   }
   return {};
 }

@@ -31,18 +31,19 @@ std::vector<int64_t> list_task_ids(pid_t pid) {
 
 // The fields after "(comm) " of the first line: state is field 0 (the
 // third field of the file), ppid 1, utime 11, stime 12, starttime 19,
-// exit_code 49.
-std::vector<std::string_view> fields_after_comm(std::string_view stat) {
+// start_stack 25, exit_code 49. Returns how many, at most out.size().
+size_t fields_after_comm(std::string_view stat, std::span<std::string_view> out) {
   size_t close = stat.rfind(')');
-  if (close == std::string_view::npos) return {};
+  if (close == std::string_view::npos) return 0;
   std::string_view rest = stat.substr(close + 1);
-  return split_fields(rest.substr(0, rest.find('\n')));
+  return split_fields(rest.substr(0, rest.find('\n')), out);
 }
 
 }  // namespace
 
-std::optional<ProcStat> parse_proc_stat(const std::string& stat) {
-  std::vector<std::string_view> fields = fields_after_comm(stat);
+std::optional<ProcStat> parse_proc_stat(std::string_view stat) {
+  std::string_view field_array[50];  // up to exit_code
+  std::span<const std::string_view> fields(field_array, fields_after_comm(stat, field_array));
   if (fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
   auto parent = parse_number<pid_t>(fields[1]);
   auto utime = parse_number<uint64_t>(fields[11]);
@@ -54,7 +55,11 @@ std::optional<ProcStat> parse_proc_stat(const std::string& stat) {
   out.parent_pid = *parent;
   out.cpu_ticks = *utime + *stime;
   out.start_ticks = *start;
-  if (fields.size() > 25) out.start_stack = parse_number<uint64_t>(fields[25]).value_or(0);
+  if (fields.size() > 25) {
+    out.start_code = parse_number<uint64_t>(fields[23]).value_or(0);
+    out.end_code = parse_number<uint64_t>(fields[24]).value_or(0);
+    out.start_stack = parse_number<uint64_t>(fields[25]).value_or(0);
+  }
   // exit_code appeared in Linux 3.5; older kernels simply do not tell.
   if (fields.size() > 49) out.exit_code = parse_number<int>(fields[49]).value_or(-1);
   return out;

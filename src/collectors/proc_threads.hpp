@@ -52,6 +52,9 @@ struct ProcStat {
   // randomization), so it tells an exec even of the same program. 0 when
   // we may not see it.
   uint64_t start_stack = 0;
+  // Where its program's text begins and ends: with start_stack, what tells
+  // an exec without asking /proc/PID/exe. 0 when we may not see them.
+  uint64_t start_code = 0, end_code = 0;
   int exit_code = -1;        // the raw wait status, valid once the state is Z
 };
 
@@ -60,6 +63,6 @@ std::optional<ProcStat> read_proc_stat(pid_t pid);
 
 // Parses the text of a stat file. The command name in parentheses may itself
 // contain spaces and parentheses, so fields are counted after the last ')'.
-std::optional<ProcStat> parse_proc_stat(const std::string& stat);
+std::optional<ProcStat> parse_proc_stat(std::string_view stat);
 
 }  // namespace stepscope

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,14 +33,42 @@ constexpr uint64_t kPageSize = 4096;
 
 uint64_t page_end(uint64_t end) { return (end + kPageSize - 1) & ~(kPageSize - 1); }
 
+// Whether remote range r holds several regions (zero-sized ones aside).
+bool is_joined(std::span<const ProcessMemory::Region> batch, const iovec* remote, const size_t* first_region,
+               size_t r) {
+  return batch[first_region[r]].size != remote[r].iov_len;
+}
+
+// The regions of the joined ranges that were read into `scratch`, in range
+// order while it lasted (as read_many placed them), copied to where they belong.
+void copy_out_joined(std::span<const ProcessMemory::Region> batch, const iovec* remote,
+                     const size_t* first_region, size_t remotes, const char* scratch, size_t scratch_size) {
+  size_t scratch_used = 0;
+  for (size_t r = 0; r < remotes; ++r) {
+    const size_t length = remote[r].iov_len;
+    if (!is_joined(batch, remote, first_region, r) || scratch_used + length > scratch_size) continue;
+    const uint64_t base = reinterpret_cast<uint64_t>(remote[r].iov_base);
+    for (size_t i = first_region[r]; i < first_region[r + 1]; ++i) {
+      const ProcessMemory::Region& region = batch[i];
+      if (region.size > 0) std::memcpy(region.out, scratch + scratch_used + (region.addr - base), region.size);
+    }
+    scratch_used += length;
+  }
+}
+
 }  // namespace
 
 // The kernel pins the target's pages once per remote range (a page-table walk
 // under the target's mmap lock), so consecutive regions that lie, in
 // ascending order, on a page the previous one already touched are read as one
-// range: the bytes between them go to a throwaway buffer. That page is mapped
-// (its other bytes are being read), so the wider range cannot fault, and the
-// copy still runs in region order, as callers rely on.
+// range. That page is mapped (its other bytes are being read), so the wider
+// range cannot fault, and the target's bytes are still read in region order,
+// as callers rely on. A joined range is read into a scratch buffer and its
+// regions copied out after the call: one local iovec per remote range keeps
+// a sample's call within the kernel's eight on-stack iovecs (more cost it an
+// allocation), where one per region and gap did not. A batch whose joined
+// ranges outgrow the scratch buffer reads the rest region by region, the
+// bytes between them into a throwaway page.
 bool ProcessMemory::read_many(std::span<const Region> regions) const noexcept {
   // Batches of 256 regions keep the vectors on the stack (the kernel takes
   // up to IOV_MAX per side): a sample's speculative read of a deep stack
@@ -48,33 +77,59 @@ bool ProcessMemory::read_many(std::span<const Region> regions) const noexcept {
   static_assert(2 * kBatch <= IOV_MAX);
   iovec local[2 * kBatch];
   iovec remote[kBatch];
+  size_t first_region[kBatch + 1];  // of each remote range, in regions
+  char scratch[2 * kPageSize];
   char gap_sink[kPageSize];
   for (size_t start = 0; start < regions.size(); start += kBatch) {
-    const size_t count = std::min(kBatch, regions.size() - start);
-    size_t locals = 0, remotes = 0, total = 0;
+    const std::span<const Region> batch = regions.subspan(start, std::min(kBatch, regions.size() - start));
+    // The remote ranges: each region joins the range before it when it
+    // starts at or after that range's end, on the page where it ends.
+    size_t remotes = 0, total = 0;
     uint64_t range_end = 0;  // of remote[remotes - 1]
-    for (size_t i = 0; i < count; ++i) {
-      const Region& region = regions[start + i];
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Region& region = batch[i];
       if (region.size == 0) continue;
       const uint64_t end = region.addr + region.size;
-      const bool joins = remotes > 0 && region.addr >= range_end && end <= page_end(range_end);
-      if (joins) {
-        if (region.addr > range_end) local[locals++] = {gap_sink, region.addr - range_end};
+      if (remotes > 0 && region.addr >= range_end && end <= page_end(range_end)) {
         remote[remotes - 1].iov_len += end - range_end;
+        total += end - range_end;
       } else {
+        first_region[remotes] = i;
         remote[remotes++] = {reinterpret_cast<void*>(region.addr), region.size};
+        total += region.size;
       }
-      total += end - (joins ? range_end : region.addr);
-      local[locals++] = {region.out, region.size};
       range_end = end;
     }
     if (remotes == 0) continue;
+    first_region[remotes] = batch.size();
+    // The local side: a range of one region straight into it; a joined one
+    // into the scratch buffer while it lasts, else region by region.
+    size_t locals = 0, scratch_used = 0;
+    for (size_t r = 0; r < remotes; ++r) {
+      const size_t length = remote[r].iov_len;
+      if (!is_joined(batch, remote, first_region, r)) {
+        local[locals++] = {batch[first_region[r]].out, length};
+      } else if (scratch_used + length <= sizeof scratch) {
+        local[locals++] = {scratch + scratch_used, length};
+        scratch_used += length;
+      } else {
+        uint64_t at = reinterpret_cast<uint64_t>(remote[r].iov_base);
+        for (size_t i = first_region[r]; i < first_region[r + 1]; ++i) {
+          const Region& region = batch[i];
+          if (region.size == 0) continue;
+          if (region.addr > at) local[locals++] = {gap_sink, region.addr - at};
+          local[locals++] = {region.out, region.size};
+          at = region.addr + region.size;
+        }
+      }
+    }
     system_calls_.fetch_add(1, std::memory_order_relaxed);
     ssize_t got = ::process_vm_readv(pid_, local, locals, remote, remotes, 0);
     if (got != static_cast<ssize_t>(total)) {
       if (got >= 0) errno = EFAULT;
       return false;
     }
+    copy_out_joined(batch, remote, first_region, remotes, scratch, sizeof scratch);
   }
   return true;
 }

@@ -220,11 +220,14 @@ void StackReader::build_planned_regions() {
     if (layout_.frame_model == FrameModel::kCFrame && plan.cframe != 0) {
       regions_.push_back({plan.cframe + layout_.cframe.current_frame, &copy.current_frame, 8});
     }
-    copy.chunk.clear();
+    copy.chunk_size = 0;
     if (plan.chunk != 0 && plan.chunk_end != 0) {
       const uint64_t end = (plan.chunk + plan.chunk_end + kPage - 1) & ~(kPage - 1);
-      copy.chunk.resize(std::min<uint64_t>(end - plan.chunk, kMaxChunkRead));
-      regions_.push_back({plan.chunk, copy.chunk.data(), copy.chunk.size()});
+      copy.chunk_size = std::min<uint64_t>(end - plan.chunk, kMaxChunkRead);
+      // Grown, never shrunk: resizing down and up again would zero the
+      // bytes the read is about to overwrite (a memset per sample).
+      if (copy.chunk.size() < copy.chunk_size) copy.chunk.resize(copy.chunk_size);
+      regions_.push_back({plan.chunk, copy.chunk.data(), copy.chunk_size});
     }
     copy.loose.resize(plan.loose.size() * frame_bytes_);
     for (size_t i = 0; i < plan.loose.size(); ++i) {
@@ -299,7 +302,7 @@ bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string&
       if (layout_.frame_model == FrameModel::kCFrame) frame = frame != 0 ? copy.current_frame : 0;
       walk_ = Walk{.chunk_base = planned.chunk,
                    .chunk = copy.chunk.data(),
-                   .chunk_size = copy.chunk.size(),
+                   .chunk_size = copy.chunk_size,
                    .plan = &planned,
                    .loose = copy.loose.data(),
                    .record = &plan};

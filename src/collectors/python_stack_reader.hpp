@@ -113,6 +113,7 @@ class StackReader {
     std::vector<char> state;      // thread_bytes_ of the thread state
     uint64_t current_frame = 0;   // 3.11: cframe->current_frame
     std::vector<char> chunk;      // the chunk's first bytes, page-rounded
+    size_t chunk_size = 0;        // of `chunk`, which may be longer
     std::vector<char> loose;      // frame_bytes_ per planned loose frame
   };
   // How the frames of the thread being walked are found (reset per thread).

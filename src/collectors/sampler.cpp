@@ -24,6 +24,7 @@ std::string read_exe_link(pid_t pid) {
 }
 
 constexpr int64_t kFirstRetry = 50'000'000;
+constexpr int64_t kExeCheckInterval = 1'000'000'000;
 constexpr int64_t kLastRetry = 2'000'000'000;
 
 }  // namespace
@@ -38,9 +39,11 @@ struct Sampler::Tracked {
   pid_t pid = 0;
   int stat_fd = -1;          // /proc/PID/stat, kept open for the tree scans
   uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
-  uint64_t start_stack = 0;  // changes when it execs
+  // Where its stack and program text are: placed anew at each exec.
+  uint64_t start_stack = 0, start_code = 0, end_code = 0;
   size_t run_index = 0;      // its entry in run.processes
   std::string exe;           // /proc/PID/exe, to notice exec
+  int64_t next_exe_check_ns = 0;
   std::unique_ptr<PythonProcess> python;
   // A process just forked or exec'd may not have mapped libpython yet, so
   // attaching is retried, backing off, for processes that are not Python.
@@ -77,7 +80,7 @@ std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
   char text[1024];  // the name is at most 64 bytes, the numbers after it a few hundred
   ssize_t n = ::pread(tracked.stat_fd, text, sizeof text, 0);
   if (n <= 0) return std::nullopt;
-  return parse_proc_stat(std::string(text, static_cast<size_t>(n)));
+  return parse_proc_stat(std::string_view(text, static_cast<size_t>(n)));
 }
 
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
@@ -96,11 +99,23 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
     }
     // An exec, even of the same program (multiprocessing's spawn and
     // forkserver fork the interpreter and exec it again): the process we
-    // attached to is gone from that address space.
-    std::string exe = read_exe_link(pid);
-    if ((!exe.empty() && exe != tracked->exe) || stat->start_stack != tracked->start_stack) {
+    // attached to is gone from that address space. Each exec places the
+    // stack and the program anew (address space layout randomization), so
+    // stat tells; /proc/PID/exe, whose path the kernel builds at each
+    // readlink, is asked only once a second, for machines that turned the
+    // randomization off.
+    const bool moved = stat->start_stack != tracked->start_stack || stat->start_code != tracked->start_code ||
+                       stat->end_code != tracked->end_code;
+    std::string exe;
+    if (moved || now_ns >= tracked->next_exe_check_ns) {
+      exe = read_exe_link(pid);
+      tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
+    }
+    if (moved || (!exe.empty() && exe != tracked->exe)) {
       if (!exe.empty()) tracked->exe = exe;
       tracked->start_stack = stat->start_stack;
+      tracked->start_code = stat->start_code;
+      tracked->end_code = stat->end_code;
       if (auto cmd = read_command_line(pid)) {
         run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
       }
@@ -114,19 +129,30 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
   }
   for (pid_t pid : tree) {
     auto found = processes_.find(pid);
-    if (found == processes_.end() || !found->second->alive) track_new(pid, now_ns);
+    if (found == processes_.end()) {
+      track_new(pid, now_ns, std::nullopt);
+    } else if (!found->second->alive) {
+      track_new(pid, now_ns, found->second->start_ticks);
+    }
   }
 }
 
-void Sampler::track_new(pid_t pid, int64_t now_ns) {
+// `ended_start`: the start time of the process this pid named that was
+// ended; the pid is a new process only if its start time differs.
+void Sampler::track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start) {
   auto stat = read_proc_stat(pid);
+  if (!stat || stat->state == 'Z') return;  // already gone
+  if (ended_start == stat->start_ticks) return;  // the process we ended, not a new one
   auto cmd = read_command_line(pid);
-  if (!stat || !cmd || stat->state == 'Z') return;  // already gone
+  if (!cmd) return;
   auto tracked = std::make_unique<Tracked>();
   tracked->pid = pid;
   tracked->start_ticks = stat->start_ticks;
   tracked->start_stack = stat->start_stack;
+  tracked->start_code = stat->start_code;
+  tracked->end_code = stat->end_code;
   tracked->exe = read_exe_link(pid);
+  tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
   tracked->run_index = run_.processes.size();
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
   process.start_ns = now_ns;

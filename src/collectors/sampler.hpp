@@ -64,7 +64,7 @@ class Sampler {
  private:
   struct Tracked;
 
-  void track_new(pid_t pid, int64_t now_ns);
+  void track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start);
   void attach_python(Tracked& tracked, int64_t now_ns);
   void end_process(Tracked& tracked, int64_t now_ns);
   void sample_process(Tracked& tracked, int64_t now_ns);

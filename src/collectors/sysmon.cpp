@@ -94,12 +94,12 @@ SysmonSample Sysmon::sample(int64_t now_ns, const std::vector<pid_t>& pids) {
   out.unix_ns = unix_now_ns();
   out.has_rates = primed_;
   out.interval_s = primed_ ? static_cast<double>(now_ns - previous_ns_) / 1e9 : 0;
-  SystemCounters system = read_system_counters();
+  SystemCounters system = system_counters_.read();
   unreadable_ += system.unreadable;
   if (primed_) out.system = system_rates(system, out.interval_s);
   out.system.load = system.load;
   out.system.memory = system.memory;
-  out.system.cgroup_memory = cgroup_memory_.read(pids.empty() ? ::getpid() : pids.front());
+  out.system.cgroup_memory = cgroup_memory_.read(pids.empty() ? ::getpid() : pids.front(), now_ns);
   out.processes = process_rates(pids, out.interval_s);
   read_gpus(out);
   out.unreadable = unreadable_;
@@ -136,7 +136,7 @@ std::vector<ProcessSample> Sysmon::process_rates(const std::vector<pid_t>& pids,
   std::map<std::pair<pid_t, uint64_t>, ProcessCounters> current;
   std::vector<ProcessSample> samples;
   for (pid_t pid : pids) {
-    auto now = read_process_counters(pid, unreadable_);
+    auto now = process_counters_.read(pid, unreadable_);
     if (!now) continue;  // exited: its rows end here
     ProcessSample p = describe_process(*now);
     std::pair<pid_t, uint64_t> key{pid, now->start_ticks};
@@ -151,6 +151,7 @@ std::vector<ProcessSample> Sysmon::process_rates(const std::vector<pid_t>& pids,
     current.emplace(key, std::move(*now));
   }
   previous_processes_ = std::move(current);
+  process_counters_.keep_only(pids);
   return samples;
 }
 

@@ -88,6 +88,8 @@ class Sysmon {
 
   SysmonOptions options_;
   std::optional<Nvml> nvml_;
+  SystemCounterReader system_counters_;
+  ProcessCounterReader process_counters_;
   CgroupMemoryReader cgroup_memory_;
   std::string gpu_reason_;
   long ticks_per_second_;

@@ -1,11 +1,14 @@
 #include "collectors/sysmon_process.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 
+#include "collectors/proc_dir_entries.hpp"
 #include "collectors/proc_files.hpp"
 #include "collectors/proc_text.hpp"
 #include "collectors/proc_threads.hpp"
-#include "collectors/process_tree.hpp"
 
 namespace stepscope {
 
@@ -15,22 +18,12 @@ namespace {
 // from the state letter right after the name.
 
 std::optional<uint64_t> status_number(std::string_view status, std::string_view key) {
-  std::vector<std::string_view> fields = split_fields(status_field(status, key));
-  return fields.empty() ? std::nullopt : parse_number<uint64_t>(fields[0]);
+  std::string_view field = first_field(status_field(status, key));
+  return field.empty() ? std::nullopt : parse_number<uint64_t>(field);
 }
 
-std::string proc_path(pid_t pid, const char* file) {
+std::string proc_path(pid_t pid, const std::string& file) {
   return "/proc/" + std::to_string(pid) + "/" + file;
-}
-
-ThreadTotals read_thread_totals(pid_t pid) {
-  ThreadTotals totals;
-  std::string task = proc_path(pid, "task/");
-  for (pid_t tid : thread_ids(pid)) {
-    // A thread that exits while we look simply drops out.
-    if (auto status = read_proc_file(task + std::to_string(tid) + "/status")) add_thread_status(*status, totals);
-  }
-  return totals;
 }
 
 }  // namespace
@@ -66,14 +59,42 @@ bool add_thread_status(std::string_view status, ThreadTotals& totals) {
   return true;
 }
 
-std::optional<ProcessCounters> read_process_counters(pid_t pid, uint64_t& unreadable) {
-  auto stat_text = read_proc_file(proc_path(pid, "stat"));
-  if (!stat_text) return std::nullopt;  // gone: an exit, not a fault
-  auto stat = parse_proc_stat(*stat_text);
-  auto status_text = read_proc_file(proc_path(pid, "status"));
+ProcessCounterReader::Files::Files(pid_t process)
+    : pid(process), stat(proc_path(process, "stat")), status(proc_path(process, "status")), io(proc_path(process, "io")) {}
+
+ProcessCounterReader::Files::~Files() {
+  if (task_dir >= 0) ::close(task_dir);
+}
+
+ProcessCounterReader::~ProcessCounterReader() = default;
+
+std::optional<ProcessCounters> ProcessCounterReader::read(pid_t pid, uint64_t& unreadable) {
+  std::unique_ptr<Files>& slot = files_[pid];
+  const bool fresh = !slot;
+  if (fresh) slot = std::make_unique<Files>(pid);
+  auto stat_text = slot->stat.read();
+  auto stat = stat_text ? parse_proc_stat(*stat_text) : std::nullopt;
+  if (stat && fresh) {
+    slot->start_ticks = stat->start_ticks;
+  } else if (stat && stat->start_ticks != slot->start_ticks) {
+    // Another process under this pid: what was kept open belongs to the one
+    // before, so everything is opened afresh. (A kept descriptor of a reaped
+    // process reads only errors, so this is a safety net.)
+    slot = std::make_unique<Files>(pid);
+    slot->start_ticks = stat->start_ticks;
+    stat_text = slot->stat.read();
+    stat = stat_text ? parse_proc_stat(*stat_text) : std::nullopt;
+    if (stat && stat->start_ticks != slot->start_ticks) stat.reset();  // replaced again, meanwhile
+  }
+  if (!stat_text) {
+    files_.erase(pid);
+    return std::nullopt;  // gone: an exit, not a fault
+  }
+  auto status_text = stat ? slot->status.read() : std::nullopt;
   auto status = status_text ? parse_process_status(*status_text) : std::nullopt;
   if (!stat || !status) {
     if (read_proc_stat(pid)) ++unreadable;  // still there, so the read itself failed
+    files_.erase(pid);
     return std::nullopt;
   }
   if (stat->state == 'Z' || stat->state == 'X') return std::nullopt;
@@ -82,11 +103,62 @@ std::optional<ProcessCounters> read_process_counters(pid_t pid, uint64_t& unread
   c.start_ticks = stat->start_ticks;
   c.cpu_ticks = stat->cpu_ticks;
   c.status = std::move(*status);
-  auto io_text = read_proc_file(proc_path(pid, "io"));
+  auto io_text = slot->io.read();
   c.io = io_text ? parse_process_io(*io_text) : std::nullopt;
   if (!c.io) ++unreadable;
-  c.thread_totals = read_thread_totals(pid);
+  c.thread_totals = read_thread_totals(*slot);
   return c;
+}
+
+// The threads' status files, kept open per thread; a thread that ended takes
+// its descriptor with it. A thread that exits while we look simply drops out.
+ThreadTotals ProcessCounterReader::read_thread_totals(Files& files) {
+  ThreadTotals totals;
+  if (files.task_dir < 0) files.task_dir = ::open(proc_path(files.pid, "task").c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+  if (files.task_dir < 0 || !read_numeric_entries(files.task_dir, tids_)) return totals;
+  std::erase_if(files.threads, [&](const auto& entry) {
+    return std::find(tids_.begin(), tids_.end(), entry.first) == tids_.end();
+  });
+  for (pid_t tid : tids_) {
+    auto [it, added] = files.threads.try_emplace(tid);
+    if (!add_thread(files.pid, tid, it->second, totals)) {
+      files.threads.erase(it);
+    } else if (++threads_this_poll_ > kMaxKeptThreads) {
+      it->second.schedstat.close();
+      it->second.status.close();
+    }
+  }
+  return totals;
+}
+
+// Adds one thread's share to `totals`; false when it could not be read (it
+// exited while we looked, and simply drops out).
+bool ProcessCounterReader::add_thread(pid_t pid, pid_t tid, ThreadFiles& files, ThreadTotals& totals) {
+  if (files.status.path().empty()) {
+    std::string task = proc_path(pid, "task/" + std::to_string(tid) + "/");
+    files.schedstat = KeptFile(task + "schedstat");
+    files.status = KeptFile(task + "status");
+  }
+  auto schedstat = files.schedstat.read();
+  auto counters = schedstat ? parse_schedstat(*schedstat) : std::nullopt;
+  if (!counters || counters != files.before) {
+    auto status = files.status.read();
+    ThreadTotals share;
+    if (!status || !add_thread_status(*status, share)) return false;
+    files.last = share;
+    files.before = counters;  // without counters (no scheduler statistics): status every time
+  }
+  totals.disk_wait += files.last.disk_wait;
+  totals.voluntary_switches += files.last.voluntary_switches;
+  totals.involuntary_switches += files.last.involuntary_switches;
+  return true;
+}
+
+void ProcessCounterReader::keep_only(const std::vector<pid_t>& pids) {
+  threads_this_poll_ = 0;
+  std::erase_if(files_, [&](const auto& entry) {
+    return std::find(pids.begin(), pids.end(), entry.first) == pids.end();
+  });
 }
 
 double process_cpu_percent(uint64_t ticks_before, uint64_t ticks_after, double seconds,

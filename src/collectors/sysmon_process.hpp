@@ -6,10 +6,15 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "collectors/kept_file.hpp"
+#include "collectors/thread_state_reader.hpp"
 
 namespace stepscope {
 
@@ -54,9 +59,59 @@ struct ProcessCounters {
   ThreadTotals thread_totals;  // switches of exited threads drop out of the sums
 };
 
-// Nullopt when the process is gone or a zombie. `unreadable` counts files of
-// a live process that could not be read (permissions, races).
-std::optional<ProcessCounters> read_process_counters(pid_t pid, uint64_t& unreadable);
+// Reads processes' counters through descriptors kept open from one reading
+// to the next: /proc/PID/stat, status and io, the task directory and each
+// thread's status. A process's files are dropped when its start time
+// changes (the pid now names another process) or it is no longer asked for.
+class ProcessCounterReader {
+ public:
+  ProcessCounterReader() = default;
+  ~ProcessCounterReader();
+  ProcessCounterReader(const ProcessCounterReader&) = delete;
+  ProcessCounterReader& operator=(const ProcessCounterReader&) = delete;
+
+  // Nullopt when the process is gone or a zombie. `unreadable` counts files
+  // of a live process that could not be read (permissions, races).
+  std::optional<ProcessCounters> read(pid_t pid, uint64_t& unreadable);
+
+  // Closes the files of every process not in `pids`; the end of a poll.
+  void keep_only(const std::vector<pid_t>& pids);
+
+  // Threads whose two files stay open between polls, over all processes:
+  // a job's threads can number thousands and descriptors are limited (1024
+  // by default), so those past it are read through files opened and closed
+  // each time, as before (their schedstat shortcut still holds).
+  static constexpr size_t kMaxKeptThreads = 256;
+
+ private:
+  // A thread's status is formatted from some fifty lines; its schedstat is
+  // three numbers. A thread's state and switch counts change only when it is
+  // scheduled in or out, which moves the schedstat counters, so status is
+  // read again only when they moved (most threads of a training process
+  // sleep through most polls).
+  struct ThreadFiles {
+    KeptFile schedstat, status;
+    std::optional<SchedCounters> before;  // read just before status was last read
+    ThreadTotals last;                    // what that status said (one thread's share)
+  };
+  bool add_thread(pid_t pid, pid_t tid, ThreadFiles& files, ThreadTotals& totals);
+  struct Files {
+    explicit Files(pid_t process);
+    ~Files();
+    Files(const Files&) = delete;
+    Files& operator=(const Files&) = delete;
+    pid_t pid;
+    uint64_t start_ticks = 0;  // of the process the files below were opened for
+    KeptFile stat, status, io;
+    int task_dir = -1;
+    std::map<pid_t, ThreadFiles> threads;
+  };
+  ThreadTotals read_thread_totals(Files& files);
+
+  std::map<pid_t, std::unique_ptr<Files>> files_;
+  std::vector<pid_t> tids_;  // reused
+  size_t threads_this_poll_ = 0;
+};
 
 // A process's CPU use between two readings, in percent of one CPU: a process
 // with two busy threads shows about 200.

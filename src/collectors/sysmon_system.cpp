@@ -14,7 +14,7 @@ namespace {
 constexpr uint64_t kSectorBytes = 512;
 
 // Fields 1..8 of a cpu line; older kernels write fewer, which count as 0.
-std::optional<CpuTimes> parse_cpu_fields(const std::vector<std::string_view>& fields) {
+std::optional<CpuTimes> parse_cpu_fields(std::span<const std::string_view> fields) {
   if (fields.size() < 5) return std::nullopt;  // user nice system idle at least
   uint64_t values[8] = {};
   for (size_t i = 0; i < 8 && i + 1 < fields.size(); ++i) {
@@ -28,11 +28,12 @@ std::optional<CpuTimes> parse_cpu_fields(const std::vector<std::string_view>& fi
 
 // "MemTotal:       16318412 kB" -> bytes.
 std::optional<uint64_t> meminfo_bytes(std::string_view text, std::string_view key) {
-  std::vector<std::string_view> fields = split_fields(status_field(text, key));
-  if (fields.empty()) return std::nullopt;
+  std::string_view fields[2];
+  const size_t count = split_fields(status_field(text, key), fields);
+  if (count == 0) return std::nullopt;
   auto value = parse_number<uint64_t>(fields[0]);
   if (!value) return std::nullopt;
-  bool kilobytes = fields.size() > 1 && fields[1] == "kB";
+  bool kilobytes = count > 1 && fields[1] == "kB";
   return kilobytes ? *value * 1024 : *value;
 }
 
@@ -40,15 +41,9 @@ double per_second(uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0;
 }
 
-bool is_whole_disk(const std::string& name) {
-  if (name.starts_with("loop") || name.starts_with("ram")) return false;
-  struct stat info;
-  return ::stat(("/sys/block/" + name).c_str(), &info) == 0;
-}
-
 template <typename T, typename Parse>
-std::optional<T> read_parsed(const char* path, Parse parse, uint64_t& unreadable) {
-  auto text = read_proc_file(path);
+std::optional<T> read_parsed(KeptFile& file, Parse parse, uint64_t& unreadable) {
+  auto text = file.read();
   std::optional<T> value = text ? parse(*text) : std::nullopt;
   if (!value) ++unreadable;
   return value;
@@ -61,7 +56,8 @@ std::optional<CpuStat> parse_cpu_stat(std::string_view text) {
   bool have_total = false;
   for_each_line(text, [&](std::string_view line) {
     if (!line.starts_with("cpu")) return;
-    std::vector<std::string_view> fields = split_fields(line);
+    std::string_view field_array[9];  // the name and eight counters; later ones are not used
+    std::span<const std::string_view> fields(field_array, split_fields(line, field_array));
     auto times = parse_cpu_fields(fields);
     if (!times) return;
     if (fields[0] == "cpu") {
@@ -77,8 +73,8 @@ std::optional<CpuStat> parse_cpu_stat(std::string_view text) {
 }
 
 std::optional<LoadAverage> parse_loadavg(std::string_view text) {
-  std::vector<std::string_view> fields = split_fields(text.substr(0, text.find('\n')));
-  if (fields.size() < 3) return std::nullopt;
+  std::string_view fields[3];
+  if (split_fields(text.substr(0, text.find('\n')), fields) < 3) return std::nullopt;
   auto one = parse_number<double>(fields[0]);
   auto five = parse_number<double>(fields[1]);
   auto fifteen = parse_number<double>(fields[2]);
@@ -102,8 +98,8 @@ std::vector<DiskCounters> parse_diskstats(std::string_view text) {
   std::vector<DiskCounters> disks;
   for_each_line(text, [&](std::string_view line) {
     // major minor name reads merged sectors ms writes merged sectors ms in_flight io_ticks ...
-    std::vector<std::string_view> f = split_fields(line);
-    if (f.size() < 13) return;
+    std::string_view f[13];
+    if (split_fields(line, f) < 13) return;
     uint64_t v[10];
     for (size_t i = 0; i < 10; ++i) {
       auto value = parse_number<uint64_t>(f[i + 3]);
@@ -120,9 +116,9 @@ std::vector<NetCounters> parse_net_dev(std::string_view text) {
   for_each_line(text, [&](std::string_view line) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return;  // the header lines have '|', no ':'
-    std::vector<std::string_view> name = split_fields(line.substr(0, colon));
-    std::vector<std::string_view> f = split_fields(line.substr(colon + 1));
-    if (name.size() != 1 || f.size() < 9) return;
+    std::string_view name[2];
+    std::string_view f[9];
+    if (split_fields(line.substr(0, colon), name) != 1 || split_fields(line.substr(colon + 1), f) < 9) return;
     auto rx = parse_number<uint64_t>(f[0]);
     auto tx = parse_number<uint64_t>(f[8]);
     if (rx && tx) nets.push_back({std::string(name[0]), *rx, *tx});
@@ -131,24 +127,38 @@ std::vector<NetCounters> parse_net_dev(std::string_view text) {
 }
 
 std::optional<double> parse_uptime(std::string_view text) {
-  std::vector<std::string_view> fields = split_fields(text.substr(0, text.find('\n')));
-  return fields.empty() ? std::nullopt : parse_number<double>(fields[0]);
+  std::string_view field = first_field(text.substr(0, text.find('\n')));
+  return field.empty() ? std::nullopt : parse_number<double>(field);
 }
 
-SystemCounters read_system_counters() {
+SystemCounterReader::SystemCounterReader()
+    : stat_("/proc/stat"), loadavg_("/proc/loadavg"), meminfo_("/proc/meminfo"), uptime_("/proc/uptime"),
+      diskstats_("/proc/diskstats"), net_dev_("/proc/net/dev") {}
+
+bool SystemCounterReader::is_whole_disk(const std::string& name) {
+  auto found = whole_disks_.find(name);
+  if (found != whole_disks_.end()) return found->second;
+  struct stat info;
+  bool whole = !name.starts_with("loop") && !name.starts_with("ram") &&
+               ::stat(("/sys/block/" + name).c_str(), &info) == 0;
+  whole_disks_.emplace(name, whole);
+  return whole;
+}
+
+SystemCounters SystemCounterReader::read() {
   SystemCounters c;
-  c.cpu = read_parsed<CpuStat>("/proc/stat", parse_cpu_stat, c.unreadable);
-  c.load = read_parsed<LoadAverage>("/proc/loadavg", parse_loadavg, c.unreadable);
-  c.memory = read_parsed<MemoryInfo>("/proc/meminfo", parse_meminfo, c.unreadable);
-  c.uptime_s = read_parsed<double>("/proc/uptime", parse_uptime, c.unreadable);
-  if (auto text = read_proc_file("/proc/diskstats")) {
+  c.cpu = read_parsed<CpuStat>(stat_, parse_cpu_stat, c.unreadable);
+  c.load = read_parsed<LoadAverage>(loadavg_, parse_loadavg, c.unreadable);
+  c.memory = read_parsed<MemoryInfo>(meminfo_, parse_meminfo, c.unreadable);
+  c.uptime_s = read_parsed<double>(uptime_, parse_uptime, c.unreadable);
+  if (auto text = diskstats_.read()) {
     for (DiskCounters& disk : parse_diskstats(*text)) {
       if (disk.reads + disk.writes > 0 && is_whole_disk(disk.name)) c.disks.push_back(std::move(disk));
     }
   } else {
     ++c.unreadable;
   }
-  if (auto text = read_proc_file("/proc/net/dev")) {
+  if (auto text = net_dev_.read()) {
     c.networks = parse_net_dev(*text);
   } else {
     ++c.unreadable;

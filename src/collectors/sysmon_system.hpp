@@ -7,10 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "collectors/kept_file.hpp"
 
 namespace stepscope {
 
@@ -73,10 +77,22 @@ struct SystemCounters {
   uint64_t unreadable = 0;
 };
 
-// Reads the files of this machine. Disks are those iostat shows by default:
-// whole devices (listed in /sys/block) that have done I/O, without loop and
-// ram devices.
-SystemCounters read_system_counters();
+// Reads the files of this machine, through descriptors kept open from one
+// reading to the next. Disks are those iostat shows by default: whole
+// devices (listed in /sys/block) that have done I/O, without loop and ram
+// devices.
+class SystemCounterReader {
+ public:
+  SystemCounterReader();
+  SystemCounters read();
+
+ private:
+  bool is_whole_disk(const std::string& name);
+
+  KeptFile stat_, loadavg_, meminfo_, uptime_, diskstats_, net_dev_;
+  // Whether each disk name seen is a whole device: asked of /sys once per name.
+  std::map<std::string, bool, std::less<>> whole_disks_;
+};
 
 // Utilization of one CPU (or all) between two readings, in percent of its
 // time: user includes nice; system includes irq and softirq; busy is

@@ -12,6 +12,15 @@
 // still its state is the one stat last showed. The one change this misses is
 // a wakeup: a thread woken but not yet given a CPU still shows the sleep it
 // was in (and its stack is still at the call that slept) until it first runs.
+//
+// A thread stat last showed running (R) is the other way round: a busy
+// thread's counters move at every tick. For it /proc/PID/task/TID/syscall is
+// read instead: the kernel writes "running" there exactly when the thread's
+// state is TASK_RUNNING (what stat shows as R), and formats nothing else, so
+// it costs a tenth of stat (0.4 µs against 5.9 for a thread on a CPU). Only
+// once the thread stopped are the counters and stat read again. Where
+// `syscall` cannot be read (it needs ptrace rights, as reading memory does),
+// stat is read alone.
 #pragma once
 
 #include <sys/types.h>
@@ -54,10 +63,14 @@ class ThreadStateReader {
 
  private:
   struct ThreadFiles {
+    pid_t pid = 0;
+    int64_t tid = 0;
     int stat = -1;
+    int syscall = -1;     // opened when the thread is first seen running
+    bool syscall_tried = false;
     int schedstat = -1;   // -1 when it cannot be opened: stat every time
-    SchedCounters before; // read just before stat was last read
-    char state = 0;       // what that stat read said
+    SchedCounters before; // read just before stat was last read (unless state is R)
+    char state = 0;       // what that stat read said; 0: no shortcut
   };
   std::optional<char> read_files(ThreadFiles& files);
   static void close_files(ThreadFiles& files);

@@ -8,6 +8,9 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <memory>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "importers/flow_binding.hpp"
 #include "importers/intern_cache.hpp"
 #include "importers/memory_events.hpp"
+#include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
 
@@ -65,6 +69,13 @@ struct CategoryUse {
 
 constexpr size_t kMaxSpans = std::numeric_limits<SpanId>::max() - 1;
 
+// Below this many bytes of JSON (an import of tens of ms) one thread: the
+// second thread's start, handovers and cache traffic cost about a third more
+// CPU, which a loaded machine does not give back in wall time (15 MB trace:
+// 54 ms on two threads against 32 ms on one at load 6; bench/README.md,
+// "Trace import").
+constexpr uint64_t kTwoThreadsFromBytes = uint64_t{16} << 20;
+
 class ChromeTraceImporter {
  public:
   ChromeTraceImporter(ByteStream& input, const ChromeTraceOptions& options)
@@ -73,37 +84,82 @@ class ChromeTraceImporter {
   Run import() {
     run_.metadata["source"] = source_;
     reserve_for_input();
+    if (uses_reading_thread()) {
+      import_through_pipeline();
+    } else {
+      import_through_scanner();
+    }
+    finish();
+    return std::move(run_);
+  }
+
+ private:
+  bool uses_reading_thread() const {
+    switch (options_.threads) {
+      case ImportThreads::kOne: return false;
+      case ImportThreads::kTwo: return true;
+      case ImportThreads::kAuto: break;
+    }
+    return std::thread::hardware_concurrency() >= 2 && estimated_json_bytes() >= kTwoThreadsFromBytes;
+  }
+
+  // One thread: the scanner's pre-reader reads plain events in place.
+  void import_through_scanner() {
     TraceEventScanner scanner(input_, options_.chunk_size);
     scanner.set_pre_reader(&reader_);
     for (;;) {
       switch (scanner.next()) {
-        case TraceEventScanner::Piece::kEnd:
-          finish();
-          return std::move(run_);
+        case TraceEventScanner::Piece::kEnd: return;
         case TraceEventScanner::Piece::kHeaderField:
-          import_header_field(scanner);
+          import_header_field(scanner.key(), scanner.text(), scanner.offset());
           break;
         case TraceEventScanner::Piece::kEvent:
           event_index_ = scanner.event_index();
           if (!scanner.pre_read()) reader_.read(scanner.text(), scanner.padded_size(), scanner.offset(), event_index_);
-          dispatch(reader_.fields(), reader_.args());
-          if (is_memory_event(reader_.fields())) {
-            memory_events_.add(reader_.fields(), resolve_id(reader_.fields().pid), scanner.text(),
-                               scanner.padded_size(), run_);
-          }
+          import_event(reader_.fields(), reader_.args(), scanner.text(), scanner.padded_size());
           break;
       }
     }
   }
 
- private:
+  // Two threads: the pipeline's thread has split the input and read the
+  // plain events; what it declined is read here, in order.
+  void import_through_pipeline() {
+    std::unique_ptr<TraceEventPipeline> pipeline;
+    try {
+      pipeline = std::make_unique<TraceEventPipeline>(input_, options_.chunk_size, options_.plain_event_reader);
+    } catch (const std::system_error&) {
+      return import_through_scanner();  // no thread to be had; nothing is read yet
+    }
+    while (const TraceEventBatch* batch = pipeline->next()) {
+      for (size_t i = 0; i < batch->size; ++i) import_piece(*batch, batch->pieces[i]);
+    }
+    pipeline_bad_span_args_ = pipeline->bad_span_args();
+  }
+
+  void import_piece(const TraceEventBatch& batch, const ScannedPiece& piece) {
+    if (!piece.is_event) return import_header_field(batch.keys[piece.key], piece.text, piece.offset);
+    event_index_ = piece.event_index;
+    if (piece.read) return import_event(piece.fields, piece.args, piece.text, piece.padded_size);
+    reader_.read(piece.text, piece.padded_size, piece.offset, event_index_);
+    import_event(reader_.fields(), reader_.args(), piece.text, piece.padded_size);
+  }
+
+  void import_event(const EventFields& fields, const EventArgs& args, std::string_view text, size_t padded_size) {
+    dispatch(fields, args);
+    if (is_memory_event(fields)) memory_events_.add(fields, resolve_id(fields.pid), text, padded_size, run_);
+  }
+
+  // gzip shrinks traces ~10x.
+  uint64_t estimated_json_bytes() const { return input_.size_hint() * (input_.compressed() ? 12 : 1); }
+
   // Kineto events average 150-300 bytes. Reserved but untouched memory costs
   // no RSS, regrowing vectors of millions of spans does (and copies), so
-  // reserve for the smallest plausible events; gzip shrinks traces ~10x.
+  // reserve for the smallest plausible events.
   void reserve_for_input() {
-    uint64_t bytes = input_.size_hint() * (input_.compressed() ? 12 : 1);
-    auto spans = static_cast<size_t>(std::min<uint64_t>(bytes / 128, kMaxSpans));
+    auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
     run_.spans.reserve(spans);
+    span_threads_.reserve(spans);
     flow_endpoints_.reserve(spans / 2);
   }
 
@@ -114,9 +170,9 @@ class ChromeTraceImporter {
   // reported but does not fail a strict import.
   void note(std::string message) { warnings_.push_back(Warning{std::move(message), false}); }
 
-  void import_header_field(const TraceEventScanner& scanner) {
-    auto value = header_.read(scanner.key(), scanner.text(), scanner.offset());
-    if (value) run_.metadata[std::string(scanner.key())] = std::move(*value);
+  void import_header_field(std::string_view key, std::string_view text, uint64_t offset) {
+    auto value = header_.read(key, text, offset);
+    if (value) run_.metadata[std::string(key)] = std::move(*value);
   }
 
   // --- events --------------------------------------------------------------
@@ -143,10 +199,16 @@ class ChromeTraceImporter {
     return *fields.ts_ns;
   }
 
-  Track resolve_track(const EventFields& fields) {
+  // A span's track and its thread's index in run_.threads (the flow
+  // binding's track number).
+  struct SpanTrack {
+    Track track;
+    uint32_t thread;
+  };
+
+  SpanTrack resolve_track(const EventFields& fields) {
     Track track{resolve_id(fields.pid), resolve_id(fields.tid)};
-    note_thread(track, fields.pid, fields.tid);
-    return track;
+    return {track, static_cast<uint32_t>(note_thread(track, fields.pid, fields.tid))};
   }
 
   SpanKind kind_of(const EventFields& fields) {
@@ -188,22 +250,23 @@ class ChromeTraceImporter {
     if (!args.input_shapes.empty()) span.detail = names_.intern(args.input_shapes);
   }
 
-  Span& add_span(int64_t start, int64_t end, Track track, SpanKind kind, StringId name) {
+  Span& add_span(int64_t start, int64_t end, SpanTrack where, SpanKind kind, StringId name) {
     if (run_.spans.size() >= kMaxSpans) fail_event("too many spans");
     last_ts_ns_ = std::max(last_ts_ns_, end);
-    return run_.spans.emplace_back(Span{start, end, track.first, track.second, kind, name});
+    span_threads_.push_back(where.thread);
+    return run_.spans.emplace_back(Span{start, end, where.track.first, where.track.second, kind, name});
   }
 
   void begin_range(const EventFields& fields) {
     int64_t start = require_ts(fields);
-    Track track = resolve_track(fields);
+    Track track = resolve_track(fields).track;
     open_ranges_[track].push_back(OpenRange{start, names_.intern(fields.name), kind_of(fields)});
   }
 
   void end_range(const EventFields& fields) {
     int64_t end = require_ts(fields);
-    Track track = resolve_track(fields);
-    auto found = open_ranges_.find(track);
+    SpanTrack where = resolve_track(fields);
+    auto found = open_ranges_.find(where.track);
     if (found == open_ranges_.end() || found->second.empty()) {
       ++unmatched_ends_;
       return;
@@ -214,7 +277,7 @@ class ChromeTraceImporter {
       ++ends_before_begins_;
       end = range.start_ns;
     }
-    add_span(range.start_ns, end, track, range.kind, range.name);
+    add_span(range.start_ns, end, where, range.kind, range.name);
   }
 
   void add_metadata_event(const EventFields& fields, const EventArgs& args) {
@@ -325,7 +388,8 @@ class ChromeTraceImporter {
 
   void finish() {
     close_open_ranges();
-    FlowBindingCounts flows = bind_flows(run_.spans, flow_endpoints_, run_.flows);
+    FlowTracks tracks{std::move(span_threads_), endpoint_threads(), run_.threads.size()};
+    FlowBindingCounts flows = bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
     if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
     run_.metadata["clock"] = "trace";
@@ -337,11 +401,30 @@ class ChromeTraceImporter {
     if (options_.strict && !problems.empty()) fail("strict import refused the trace: " + problems);
   }
 
+  // Each flow endpoint's thread index, kNoFlowTrack for a track without
+  // threads (so without spans). Endpoints come in runs on one track.
+  std::vector<uint32_t> endpoint_threads() const {
+    std::vector<uint32_t> threads(flow_endpoints_.size());
+    Track last{std::numeric_limits<int64_t>::min(), 0};
+    uint32_t last_thread = kNoFlowTrack;
+    for (size_t i = 0; i < flow_endpoints_.size(); ++i) {
+      Track track{flow_endpoints_[i].pid, flow_endpoints_[i].tid};
+      if (track != last) {
+        auto found = thread_index_.find(track);
+        last = track;
+        last_thread = found == thread_index_.end() ? kNoFlowTrack : static_cast<uint32_t>(found->second);
+      }
+      threads[i] = last_thread;
+    }
+    return threads;
+  }
+
   void close_open_ranges() {
     size_t unclosed = 0;
     for (auto& [track, ranges] : open_ranges_) {
       for (const OpenRange& range : ranges) {
-        add_span(range.start_ns, std::max(range.start_ns, last_ts_ns_), track, range.kind, range.name);
+        SpanTrack where{track, static_cast<uint32_t>(thread_index_.at(track))};
+        add_span(range.start_ns, std::max(range.start_ns, last_ts_ns_), where, range.kind, range.name);
         ++unclosed;
       }
     }
@@ -361,7 +444,7 @@ class ChromeTraceImporter {
     count_warning(ends_before_begins_, "\"E\" events before their \"B\" made zero-length");
     count_warning(negative_durations_, "negative \"dur\" values made zero");
     count_warning(read.non_numeric_counter_args, "non-numeric counter args ignored");
-    count_warning(read.bad_span_args, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
+    count_warning(read.bad_span_args + pipeline_bad_span_args_, "\"correlation\" or \"bytes\" args that are not non-negative integers ignored");
     count_warning(read.replaced_surrogates, "strings with lone surrogate escapes decoded with U+FFFD");
     count_warning(memory_events_.skipped(), "\"[memory]\" events without numeric device and totals ignored");
     // Sorted, so the warnings read the same on every run.
@@ -393,6 +476,7 @@ class ChromeTraceImporter {
   TraceHeaderReader header_;
   MemoryEventImporter memory_events_;
   size_t event_index_ = 0;
+  size_t pipeline_bad_span_args_ = 0;  // of the events the reading thread read
   std::string scratch_;
   int64_t last_ts_ns_ = std::numeric_limits<int64_t>::min();
 
@@ -412,6 +496,7 @@ class ChromeTraceImporter {
   std::unordered_map<Track, CounterTrackId, PairHash> counter_tracks_;
   StringMap<int64_t> text_flow_ids_;
   std::vector<FlowEndpoint> flow_endpoints_;
+  std::vector<uint32_t> span_threads_;  // of each span: its thread's index, for the flow binding
 
   size_t instant_events_ = 0;
   size_t unmatched_ends_ = 0;

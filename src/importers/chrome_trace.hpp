@@ -43,6 +43,15 @@ namespace stepscope {
 // real (or Kineto's -1 style sentinel) id.
 inline constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 48);
 
+// Who reads the input: this thread alone, or a second thread that reads,
+// splits and parses events while this one builds the Run
+// (trace_event_pipeline.hpp). Both give the same Run, warnings and errors.
+enum class ImportThreads {
+  kAuto,  // two for inputs large enough to gain, on a machine with two or more cores
+  kOne,
+  kTwo,
+};
+
 struct ChromeTraceOptions {
   // Every warning (skipped events, repaired text, ...) becomes an InputError.
   bool strict = false;
@@ -51,6 +60,7 @@ struct ChromeTraceOptions {
   // Off: every event is read by simdjson, none by the hand-written reader
   // of plain events (tests compare the two ways).
   bool plain_event_reader = true;
+  ImportThreads threads = ImportThreads::kAuto;
 };
 
 // Reads `path` (gzip or plain) and imports it.

@@ -1,10 +1,13 @@
 #include "importers/flow_binding.hpp"
 
 #include <algorithm>
-#include <array>
+#include <atomic>
+#include <functional>
+#include <exception>
 #include <limits>
+#include <system_error>
+#include <thread>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 namespace stepscope {
@@ -12,54 +15,7 @@ namespace stepscope {
 namespace {
 
 constexpr SpanId kNoSpan = std::numeric_limits<SpanId>::max();
-constexpr uint32_t kNoTrack = std::numeric_limits<uint32_t>::max();
-
-// Dense numbers for (pid, tid) tracks, in order of first appearance. A trace
-// interleaves a few tracks (a thread, its GPU streams), so a small
-// direct-mapped cache answers most lookups without the hash map.
-class TrackNumbers {
- public:
-  uint32_t number(int64_t pid, int64_t tid) {
-    Recent& recent = recent_[slot_of(pid, tid)];
-    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
-    auto [found, inserted] = numbers_.try_emplace(Key{pid, tid}, static_cast<uint32_t>(numbers_.size()));
-    recent = Recent{pid, tid, found->second};
-    return found->second;
-  }
-
-  uint32_t find(int64_t pid, int64_t tid) {
-    Recent& recent = recent_[slot_of(pid, tid)];
-    if (recent.number != kNoTrack && recent.pid == pid && recent.tid == tid) return recent.number;
-    auto found = numbers_.find(Key{pid, tid});
-    if (found == numbers_.end()) return kNoTrack;
-    recent = Recent{pid, tid, found->second};
-    return found->second;
-  }
-
-  size_t size() const { return numbers_.size(); }
-
- private:
-  using Key = std::pair<int64_t, int64_t>;
-  struct KeyHash {
-    size_t operator()(const Key& key) const { return mix(key.first, key.second); }
-  };
-  struct Recent {
-    int64_t pid = 0, tid = 0;
-    uint32_t number = kNoTrack;
-  };
-
-  static size_t mix(int64_t pid, int64_t tid) {
-    auto mixed = static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(tid);
-    return static_cast<size_t>(mixed ^ (mixed >> 29));
-  }
-  static constexpr int kSlotBits = 4;
-  static size_t slot_of(int64_t pid, int64_t tid) {
-    return (static_cast<uint64_t>(mix(pid, tid)) * 0x9E3779B97F4A7C15ULL) >> (64 - kSlotBits);
-  }
-
-  std::unordered_map<Key, uint32_t, KeyHash> numbers_;
-  std::array<Recent, size_t{1} << kSlotBits> recent_{};
-};
+constexpr uint32_t kNoTrack = kNoFlowTrack;
 
 // Items grouped by track with a counting sort: order[begin[t] .. begin[t+1])
 // are track t's items, in their original order. Items of kNoTrack are left out.
@@ -146,24 +102,59 @@ void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t s
   }
 }
 
-// Sets every endpoint's bound span (kNoSpan when none). Only tracks with
-// endpoints are ordered, each on its own.
-void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints) {
-  TrackNumbers tracks;
-  ByTrack span_groups;
+// Runs `first` on a second thread and `second` on this one (both here, one
+// after the other, when no thread can be started).
+template <typename First, typename Second>
+void side_by_side(First first, Second second) {
+  std::exception_ptr error;
   {
-    std::vector<uint32_t> span_track(spans.size());
-    for (size_t i = 0; i < spans.size(); ++i) span_track[i] = tracks.number(spans[i].pid, spans[i].tid);
-    span_groups = group_by_track(span_track, tracks.size());
-  }
-  ByTrack end_groups;
-  {
-    std::vector<uint32_t> endpoint_track(endpoints.size());
-    for (size_t i = 0; i < endpoints.size(); ++i) endpoint_track[i] = tracks.find(endpoints[i].pid, endpoints[i].tid);
-    end_groups = group_by_track(endpoint_track, tracks.size());
-  }
-  for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
+    std::jthread helper;
+    try {
+      helper = std::jthread([&] {
+        try {
+          first();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      first();
+    }
+    second();
+  }  // joined here, also when second() throws
+  if (error) std::rethrow_exception(error);
+}
 
+// The tracks with endpoints, largest first (slices and endpoints to
+// order), handed out one at a time to whichever thread is free: tracks are
+// independent, and a few large ones (a thread's operators, a busy stream)
+// hold most of the work.
+class TrackQueue {
+ public:
+  TrackQueue(const ByTrack& span_groups, const ByTrack& end_groups) {
+    std::vector<std::pair<size_t, uint32_t>> by_work;  // (work, track)
+    for (uint32_t t = 0; t + 1 < end_groups.begin.size(); ++t) {
+      size_t ends = end_groups.begin[t + 1] - end_groups.begin[t];
+      if (ends > 0) by_work.emplace_back(ends + span_groups.begin[t + 1] - span_groups.begin[t], t);
+    }
+    std::sort(by_work.begin(), by_work.end(), std::greater<>());
+    for (const auto& [work, track] : by_work) tracks_.push_back(track);
+  }
+
+  // The next track to bind, or kNoTrack when all are taken.
+  uint32_t take() {
+    size_t at = next_.fetch_add(1, std::memory_order_relaxed);
+    return at < tracks_.size() ? tracks_[at] : kNoTrack;
+  }
+
+ private:
+  std::vector<uint32_t> tracks_;
+  std::atomic<size_t> next_{0};
+};
+
+// Binds the endpoints of the tracks it takes from `queue` until none is left.
+void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
+                 std::vector<FlowEndpoint>& endpoints) {
   // By start, outer (longer) slices first, then trace order. The ids are
   // sorted in place (a track may hold a million slices: no copies of them).
   auto slice_less = [&](uint32_t a, uint32_t b) {
@@ -174,8 +165,7 @@ void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& e
   std::vector<EndKey> ends;
   std::vector<SpanId> open;
   std::vector<size_t> bounds;
-  for (size_t t = 0; t < tracks.size(); ++t) {
-    if (end_groups.begin[t] == end_groups.begin[t + 1]) continue;
+  for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
@@ -186,6 +176,26 @@ void bind_endpoints(const std::vector<Span>& spans, std::vector<FlowEndpoint>& e
     sort_runs(slices, slice_count, slice_less, bounds);
     sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
     bind_track(spans, slices, slice_count, ends, endpoints, open);
+  }
+}
+
+// Sets every endpoint's bound span (kNoSpan when none). Only tracks with
+// endpoints are ordered, each on its own.
+void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
+                    bool two_threads) {
+  ByTrack span_groups = group_by_track(tracks.of_spans, tracks.count);
+  tracks.of_spans = {};  // spare its memory from here on
+  ByTrack end_groups = group_by_track(tracks.of_endpoints, tracks.count);
+  tracks.of_endpoints = {};
+  for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
+
+  // Each endpoint's `bound` is written by the one thread binding its track.
+  TrackQueue queue(span_groups, end_groups);
+  auto bind = [&] { bind_tracks(spans, span_groups, end_groups, queue, endpoints); };
+  if (two_threads) {
+    side_by_side(bind, bind);
+  } else {
+    bind();
   }
 }
 
@@ -202,23 +212,35 @@ struct FlowOrderLess {
   }
 };
 
+// With two threads: the endpoints are split around the median (in place,
+// no merge buffer of half a million endpoints) and each half is sorted on
+// its own thread. The order is total (trace order last), so the result is
+// the one-thread order exactly.
+void sort_by_flow(std::vector<FlowEndpoint>& endpoints, bool two_threads) {
+  if (!two_threads) return std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
+  auto middle = endpoints.begin() + static_cast<std::ptrdiff_t>(endpoints.size() / 2);
+  std::nth_element(endpoints.begin(), middle, endpoints.end(), FlowOrderLess{});
+  side_by_side([&] { std::sort(endpoints.begin(), middle, FlowOrderLess{}); },
+               [&] { std::sort(middle, endpoints.end(), FlowOrderLess{}); });
+}
+
 bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
   return a.kind == b.kind && a.id_is_text == b.id_is_text && a.id == b.id;
 }
 
 }  // namespace
 
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
-                             std::vector<Flow>& flows) {
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
+                             std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
   for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
-  bind_endpoints(spans, endpoints);
+  bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
   auto unbound = std::remove_if(endpoints.begin(), endpoints.end(),
                                 [](const FlowEndpoint& e) { return e.bound == kNoSpan; });
   counts.unbound = static_cast<size_t>(endpoints.end() - unbound);
   endpoints.erase(unbound, endpoints.end());
-  std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
+  sort_by_flow(endpoints, two_threads);
   for (size_t begin = 0; begin < endpoints.size();) {
     size_t end = begin;
     while (end < endpoints.size() && same_flow(endpoints[end], endpoints[begin])) ++end;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "run/run.hpp"
@@ -28,6 +29,17 @@ struct FlowEndpoint {
 };
 static_assert(sizeof(FlowEndpoint) == 48, "a trace holds a million endpoints: keep them small");
 
+inline constexpr uint32_t kNoFlowTrack = std::numeric_limits<uint32_t>::max();
+
+// The tracks of spans and endpoints, numbered 0..count-1 by the caller (the
+// importer knows each span's thread as it adds it, so binding need not hash
+// a million spans' (pid, tid) again).
+struct FlowTracks {
+  std::vector<uint32_t> of_spans;      // span i's track
+  std::vector<uint32_t> of_endpoints;  // endpoint i's track, or kNoFlowTrack (no spans there)
+  size_t count = 0;
+};
+
 struct FlowBindingCounts {
   size_t unbound = 0;   // endpoints on no slice of their thread
   size_t unpaired = 0;  // endpoints whose flow lacks a start or an end
@@ -36,8 +48,9 @@ struct FlowBindingCounts {
 // Appends to `flows` one Flow per bound end endpoint, from the latest start
 // of its flow at or before it (else the flow's first start). `endpoints`
 // (in trace order) are reordered: sorting them in place spares a copy of
-// a million keys.
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, std::vector<FlowEndpoint>& endpoints,
-                             std::vector<Flow>& flows);
+// a million keys. With `two_threads`, half of the work runs on a second
+// thread; the result is the same.
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
+                             std::vector<Flow>& flows, bool two_threads = false);
 
 }  // namespace stepscope

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -131,7 +132,7 @@ std::optional<size_t> balance_block_escaped(const char* data, const BlockBits& b
 }  // namespace
 
 TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size)
-    : input_(input), buffer_(std::make_unique<char[]>(chunk_size + kPadding)), capacity_(chunk_size) {}
+    : input_(input), buffer_{std::make_unique<char[]>(chunk_size + kPadding), chunk_size} {}
 
 TraceEventScanner::Piece TraceEventScanner::next() {
   piece_begin_ = pos_;  // the previous piece is no longer needed
@@ -153,7 +154,7 @@ TraceEventScanner::Piece TraceEventScanner::start() {
   int c = peek_non_space();
   while (c == 0xEF && end_ - pos_ < 3 && refill()) {
   }
-  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(buffer_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(buffer_.bytes.get() + pos_, "\xEF\xBB\xBF", 3) == 0) {
     pos_ += 3;  // a UTF-8 byte order mark
     c = peek_non_space();
   }
@@ -261,7 +262,7 @@ TraceEventScanner::Piece TraceEventScanner::read_event() {
     throw InputError(fmt::format("{}: event #{}: is not a JSON object", input_.name(), index));
   }
   piece_begin_ = pos_;
-  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(buffer_.get() + pos_, end_ - pos_) : 0;
+  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(buffer_.bytes.get() + pos_, end_ - pos_) : 0;
   pre_read_ = length > 0;
   if (pre_read_) {
     pos_ += length;
@@ -296,7 +297,7 @@ std::string TraceEventScanner::read_key() {
   piece_begin_ = pos_;
   ++pos_;
   scan_balanced(true);
-  std::string_view body(buffer_.get() + piece_begin_ + 1, pos_ - piece_begin_ - 2);
+  std::string_view body(buffer_.bytes.get() + piece_begin_ + 1, pos_ - piece_begin_ - 2);
   if (body.find('\\') == std::string_view::npos) return std::string(body);
   std::string decoded;
   if (!decode_json_string(body, decoded)) fail_at(buffer_offset_ + piece_begin_, "invalid string key");
@@ -307,8 +308,8 @@ std::string TraceEventScanner::read_key() {
 
 int TraceEventScanner::peek_non_space() {
   for (;;) {
-    while (pos_ < end_ && is_space(buffer_[pos_])) ++pos_;
-    if (pos_ < end_) return static_cast<unsigned char>(buffer_[pos_]);
+    while (pos_ < end_ && is_space(buffer_.bytes[pos_])) ++pos_;
+    if (pos_ < end_) return static_cast<unsigned char>(buffer_.bytes[pos_]);
     piece_begin_ = pos_;  // callers mark a piece only after peeking
     if (!refill()) return -1;
   }
@@ -316,8 +317,8 @@ int TraceEventScanner::peek_non_space() {
 
 bool TraceEventScanner::refill() {
   if (input_ended_) return false;
-  if (end_ == capacity_) make_room();
-  size_t got = input_.read(buffer_.get() + end_, capacity_ - end_);
+  if (end_ == buffer_.capacity) make_room();
+  size_t got = fill();
   if (got == 0) {
     input_ended_ = true;
     return false;
@@ -326,20 +327,38 @@ bool TraceEventScanner::refill() {
   return true;
 }
 
+// Reads into the free end of the buffer. With a buffer exchange, pieces
+// handed out earlier lie in this buffer and their readers look up to
+// kPadding bytes past their end, maybe on another thread: the buffer is
+// filled whole (or to the end of the input) at once, so nothing is written
+// into it after a piece in it is handed out.
+size_t TraceEventScanner::fill() {
+  char* free = buffer_.bytes.get() + end_;
+  size_t room = buffer_.capacity - end_;
+  size_t total = input_.read(free, room);
+  if (exchange_ == nullptr) return total;
+  for (size_t got = total; got > 0 && total < room; total += got) got = input_.read(free + total, room - total);
+  return total;
+}
+
 // Drops what lies before the piece being read; grows the buffer when that
 // frees less than half of it (a piece larger than a chunk), so a huge piece
-// is not moved again and again.
+// is not moved again and again. With a buffer exchange the piece moves to a
+// fresh buffer and the old one, holding the pieces handed out, is given back.
 void TraceEventScanner::make_room() {
   size_t keep_from = std::min(piece_begin_, pos_);
   size_t kept = end_ - keep_from;
-  if (kept > capacity_ / 2) {
-    size_t new_capacity = capacity_ * 2;
-    auto bigger = std::make_unique<char[]>(new_capacity + kPadding);
-    std::memcpy(bigger.get(), buffer_.get() + keep_from, kept);
+  size_t capacity = kept > buffer_.capacity / 2 ? buffer_.capacity * 2 : buffer_.capacity;
+  if (exchange_ != nullptr) {
+    ScanBuffer fresh = exchange_->acquire(capacity);
+    std::memcpy(fresh.bytes.get(), buffer_.bytes.get() + keep_from, kept);
+    exchange_->release(std::exchange(buffer_, std::move(fresh)));
+  } else if (capacity > buffer_.capacity) {
+    ScanBuffer bigger{std::make_unique<char[]>(capacity + kPadding), capacity};
+    std::memcpy(bigger.bytes.get(), buffer_.bytes.get() + keep_from, kept);
     buffer_ = std::move(bigger);
-    capacity_ = new_capacity;
   } else {
-    std::memmove(buffer_.get(), buffer_.get() + keep_from, kept);
+    std::memmove(buffer_.bytes.get(), buffer_.bytes.get() + keep_from, kept);
   }
   buffer_offset_ += keep_from;
   end_ = kept;
@@ -355,7 +374,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
   BalanceState state{0, in_string, false, in_string};
   for (;;) {
     if (pos_ >= end_ && !refill()) fail_truncated();
-    const char* data = buffer_.get();
+    const char* data = buffer_.bytes.get();
     for (size_t block = pos_; block < end_; block += 64) {
       size_t valid = std::min<size_t>(64, end_ - block);
       BlockBits bits = classify_block(data + block);
@@ -381,7 +400,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
 void TraceEventScanner::scan_scalar() {
   for (;;) {
     while (pos_ < end_) {
-      char c = buffer_[pos_];
+      char c = buffer_.bytes[pos_];
       if (c == ',' || c == '}' || c == ']' || is_space(c)) return;
       ++pos_;
     }

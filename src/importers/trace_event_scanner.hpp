@@ -32,6 +32,26 @@ class EventPreReader {
   virtual size_t pre_read(const char* data, size_t available) = 0;
 };
 
+// A buffer of the scanner: `capacity` usable bytes and
+// TraceEventScanner::kPadding more allocated after them.
+struct ScanBuffer {
+  std::unique_ptr<char[]> bytes;
+  size_t capacity = 0;
+};
+
+// For callers that keep pieces after the scanner refills (the importer's
+// reading thread, trace_event_pipeline.hpp): where the scanner would move
+// the piece being read to the front of its one buffer, it takes a fresh
+// buffer from here, copies that piece into it and gives the old one back.
+class ScanBufferExchange {
+ public:
+  virtual ~ScanBufferExchange() = default;
+  // A buffer with at least `capacity` usable bytes.
+  virtual ScanBuffer acquire(size_t capacity) = 0;
+  // The buffer the scanner leaves: every piece handed out so far lies in it.
+  virtual void release(ScanBuffer buffer) = 0;
+};
+
 class TraceEventScanner {
  public:
   // Spare bytes kept allocated after every piece handed out, so a SIMD
@@ -50,7 +70,12 @@ class TraceEventScanner {
   // Events are offered to `reader` first (it must outlive the scanner).
   void set_pre_reader(EventPreReader* reader) { pre_reader_ = reader; }
 
-  // The next piece. Its text() stays valid until the following call.
+  // Pieces stay valid after a refill: buffers are exchanged through
+  // `exchange` (it must outlive the scanner) instead of reused in place.
+  void set_buffer_exchange(ScanBufferExchange* exchange) { exchange_ = exchange; }
+
+  // The next piece. Its text() stays valid until the following call (with a
+  // buffer exchange: as long as the buffer it lies in).
   Piece next();
 
   // Whether the pre-reader has read the current event.
@@ -58,8 +83,8 @@ class TraceEventScanner {
 
   // The raw JSON text of the current event or header value. At least
   // kPadding allocated bytes follow it.
-  std::string_view text() const { return {buffer_.get() + piece_begin_, piece_end_ - piece_begin_}; }
-  size_t padded_size() const { return capacity_ + kPadding - piece_begin_; }
+  std::string_view text() const { return {buffer_.bytes.get() + piece_begin_, piece_end_ - piece_begin_}; }
+  size_t padded_size() const { return buffer_.capacity + kPadding - piece_begin_; }
   // The decoded key of the current header field.
   std::string_view key() const { return key_; }
   // Byte offset of text() in the (decompressed) input.
@@ -84,6 +109,7 @@ class TraceEventScanner {
   // Cursor and buffer.
   int peek_non_space();  // the next non-whitespace byte (not consumed), -1 at end
   bool refill();         // more input after end_, keeping the piece being read
+  size_t fill();
   void make_room();
   void scan_balanced(bool in_string);
   void scan_scalar();    // a number or literal, up to a delimiter
@@ -93,8 +119,8 @@ class TraceEventScanner {
   [[noreturn]] void fail_truncated() const;
 
   ByteStream& input_;
-  std::unique_ptr<char[]> buffer_;
-  size_t capacity_;            // bytes usable for data; kPadding more are allocated
+  ScanBuffer buffer_;
+  ScanBufferExchange* exchange_ = nullptr;
   size_t end_ = 0;             // bytes of data in the buffer
   size_t pos_ = 0;             // the cursor
   size_t piece_begin_ = 0;     // the piece being read (kept on refill)

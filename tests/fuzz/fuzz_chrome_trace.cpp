@@ -2,8 +2,10 @@
 // throw InputError; anything else (a crash, a sanitizer report, another
 // exception, a hang) is a bug. The first byte picks a tiny read-buffer size
 // so piece boundaries, refills and buffer growth are fuzzed too. Every input
-// is imported twice, with the hand-written reader of plain events and with
-// simdjson alone: the two must give the same Run or the same error.
+// is imported three times: on one thread with the hand-written reader of
+// plain events, on one thread with simdjson alone, and on two threads (the
+// reading thread of trace_event_pipeline.hpp): all must give the same Run or
+// the same error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -26,16 +28,17 @@ std::string import(std::string_view json, const stepscope::ChromeTraceOptions& o
   return "";
 }
 
-void check_same_import(std::string_view json, stepscope::ChromeTraceOptions options, const std::string& error,
-                       const stepscope::Run& run) {
-  options.plain_event_reader = false;
+// Imports `json` the other way `how` says and traps unless it gives
+// `error` and `run` again.
+void check_same_import(std::string_view json, const stepscope::ChromeTraceOptions& how, const std::string& error,
+                       const stepscope::Run& run, const char* what) {
   stepscope::Run reference;
-  std::string reference_error = import(json, options, reference);
+  std::string reference_error = import(json, how, reference);
   std::string difference = error != reference_error ? "errors: '" + error + "' vs '" + reference_error + "'"
                            : error.empty()          ? stepscope::test::run_difference(run, reference)
                                                     : "";
   if (difference.empty()) return;
-  std::fprintf(stderr, "plain reader and simdjson disagree: %s\n", difference.c_str());
+  std::fprintf(stderr, "%s disagree: %s\n", what, difference.c_str());
   __builtin_trap();
 }
 
@@ -46,10 +49,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stepscope::ChromeTraceOptions options;
   options.chunk_size = 1 + data[0] % 128;
   options.strict = (data[0] & 0x80) != 0;
+  options.threads = stepscope::ImportThreads::kOne;
   std::string_view json(reinterpret_cast<const char*>(data + 1), size - 1);
   stepscope::Run imported;
   std::string error = import(json, options, imported);
-  check_same_import(json, options, error, imported);
+  stepscope::ChromeTraceOptions simdjson_only = options;
+  simdjson_only.plain_event_reader = false;
+  check_same_import(json, simdjson_only, error, imported, "plain reader and simdjson");
+  stepscope::ChromeTraceOptions two_threads = options;
+  two_threads.threads = stepscope::ImportThreads::kTwo;
+  check_same_import(json, two_threads, error, imported, "one thread and two");
   if (error.empty()) {
     const stepscope::Run& run = imported;
     // Whatever was imported must be coherent.

@@ -94,6 +94,23 @@ TEST_F(CgroupFiles, V2TakesTheLeastLimitOfTheAncestors) {
   EXPECT_EQ(m->working_set_bytes, 840000000u);
 }
 
+TEST_F(CgroupFiles, KeptFilesSeeNewValues) {
+  write("job/memory.max", "1073741824\n");
+  write("job/step/memory.max", "max\n");
+  write("job/step/memory.current", "900000000\n");
+  write("job/step/memory.stat", "inactive_file 60000000\n");
+  stepscope::CgroupMemoryFiles files({2, (root_ / "job/step").string(), root_.string()});
+  ASSERT_TRUE(files.read());
+  write("job/step/memory.max", "536870912\n");  // docker update --memory
+  write("job/step/memory.current", "500000000\n");
+  write("job/step/memory.stat", "inactive_file 100000000\n");
+  auto m = files.read();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->limit_bytes, 536870912u);
+  EXPECT_EQ(m->usage_bytes, 500000000u);
+  EXPECT_EQ(m->working_set_bytes, 400000000u);
+}
+
 TEST_F(CgroupFiles, V1ReadsTheHierarchicalLimit) {
   write("job/memory.usage_in_bytes", "600000000\n");
   write("job/memory.limit_in_bytes", "9223372036854771712\n");

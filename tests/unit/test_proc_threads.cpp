@@ -25,6 +25,8 @@ TEST(ProcStat, FieldsCountFromTheLastParenthesis) {
   EXPECT_EQ(stat->start_ticks, 987654u);
   EXPECT_EQ(stat->exit_code, 256);
   EXPECT_EQ(stat->start_stack, 0u) << "hidden from those who may not read the process";
+  EXPECT_EQ(stat->start_code, 1u);  // the kernel's 1 for hidden, as written above
+  EXPECT_EQ(stat->end_code, 1u);
 }
 
 TEST(ProcStat, TruncatedOrGarbageIsRejected) {
@@ -40,6 +42,10 @@ TEST(ProcStat, ReadsThisProcess) {
   EXPECT_EQ(stat->parent_pid, getppid());
   int on_our_stack = 0;
   EXPECT_GT(stat->start_stack, reinterpret_cast<uint64_t>(&on_our_stack) - (64 << 20));
+  // This function's code lies in the program's text.
+  const auto code = reinterpret_cast<uint64_t>(&parse_proc_stat);
+  EXPECT_LE(stat->start_code, code);
+  EXPECT_GT(stat->end_code, code);
   EXPECT_FALSE(read_proc_stat(-5));
 }
 

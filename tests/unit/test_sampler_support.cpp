@@ -111,6 +111,36 @@ TEST(ProcessMemory, JoinedRegionsCopyExactlyTheirOwnBytes) {
   EXPECT_FALSE(memory.read_many(regions));
 }
 
+// Joined ranges go through a scratch buffer of two pages; those that no
+// longer fit are read region by region, and a later one that fits again goes
+// through the buffer: every region must still get exactly its own bytes.
+TEST(ProcessMemory, ManyJoinedRangesOutgrowTheScratchBuffer) {
+  constexpr size_t kPage = 4096;
+  std::vector<char> buffer(9 * kPage);
+  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<char>(i * 13 + i / 509);
+  const uint64_t base = (reinterpret_cast<uint64_t>(buffer.data()) + kPage - 1) & ~uint64_t{kPage - 1};
+  std::vector<std::pair<uint64_t, size_t>> cases;  // (offset, size)
+  for (size_t page = 0; page < 5; ++page) {  // five ranges of 3600 bytes: 18 KB
+    cases.push_back({page * kPage, 3000});
+    cases.push_back({page * kPage + 3500, 100});
+  }
+  cases.push_back({5 * kPage, 800});  // 900 bytes: fits after the first two
+  cases.push_back({5 * kPage + 850, 50});
+  std::vector<std::vector<char>> out;
+  std::vector<ProcessMemory::Region> regions;
+  for (const auto& [offset, size] : cases) out.emplace_back(size + 1, '\x55');
+  for (size_t i = 0; i < cases.size(); ++i) regions.push_back({base + cases[i].first, out[i].data(), cases[i].second});
+  ProcessMemory memory(::getpid());
+  const uint64_t calls = memory.system_calls();
+  ASSERT_TRUE(memory.read_many(regions));
+  EXPECT_EQ(memory.system_calls(), calls + 1);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const char* expected = reinterpret_cast<const char*>(base + cases[i].first);
+    EXPECT_EQ(std::string(out[i].data(), cases[i].second), std::string(expected, cases[i].second)) << i;
+    EXPECT_EQ(out[i][cases[i].second], '\x55') << "region " << i << " overran";
+  }
+}
+
 TEST(ProcessMemory, ExplainsRefusalWithAFix) {
   std::string text = explain_access_denied(1);
   EXPECT_NE(text.find("process 1"), std::string::npos) << text;

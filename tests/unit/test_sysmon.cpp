@@ -1,13 +1,22 @@
 // sysmon's counter math on recorded /proc text: CPU deltas per core, disk
 // utilization as iostat computes it, process CPU percent, D-state counting,
 // and parsers fed truncated or hostile text.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <vector>
+
 #include "collectors/nvml.hpp"
 #include "collectors/sysmon.hpp"
+#include "collectors/proc_files.hpp"
 #include "collectors/proc_threads.hpp"
+#include "collectors/process_tree.hpp"
 #include "collectors/sysmon_process.hpp"
 #include "collectors/sysmon_system.hpp"
 #include "renderers/monitor_csv.hpp"
@@ -216,6 +225,85 @@ TEST(SysmonLive, FirstSamplePrimesThenThisProcessIsMeasured) {
   EXPECT_TRUE(second.processes[0].has_rates);
   EXPECT_GE(second.processes[0].cpu_percent, 0);
   EXPECT_TRUE(second.gpus.empty());
+}
+
+// The thread totals of a live process through kept files, against the sum
+// of its threads' status files read independently. The threads first sleep
+// in short steps (their switch counts move) and then for long: a reader that
+// kept a count it should have read again would fall behind the truth.
+TEST(SysmonLive, ThreadTotalsFollowTheThreadsStatus) {
+  const char* program =
+      "import threading, time\n"
+      "def work():\n"
+      "    for _ in range(20): time.sleep(0.01)\n"
+      "    time.sleep(30)\n"
+      "for _ in range(6): threading.Thread(target=work, daemon=True).start()\n"
+      "time.sleep(30)\n";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/usr/bin/python3", "python3", "-c", program, nullptr);
+    ::_exit(127);
+  }
+  ProcessCounterReader reader;
+  uint64_t unreadable = 0;
+  std::optional<ProcessCounters> during;
+  for (int i = 0; i < 100 && (!during || during->status.threads < 7); ++i) {
+    ::usleep(10'000);
+    during = reader.read(pid, unreadable);
+  }
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->status.threads, 7u);
+  ::usleep(600'000);  // the short sleeps are over
+  auto after = reader.read(pid, unreadable);
+  auto again = reader.read(pid, unreadable);
+  ThreadTotals truth;
+  for (pid_t tid : thread_ids(pid)) {
+    auto status = read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+    ASSERT_TRUE(status && add_thread_status(*status, truth));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(after && again);
+  EXPECT_GE(truth.voluntary_switches, during->thread_totals.voluntary_switches + 6 * 5)
+      << "the threads went on sleeping after the first reading";
+  EXPECT_EQ(after->thread_totals.voluntary_switches, truth.voluntary_switches);
+  EXPECT_EQ(again->thread_totals.voluntary_switches, truth.voluntary_switches);
+  EXPECT_EQ(after->thread_totals.involuntary_switches, truth.involuntary_switches);
+  EXPECT_EQ(after->thread_totals.disk_wait, 0u);
+  EXPECT_EQ(unreadable, 0u);
+  EXPECT_FALSE(reader.read(pid, unreadable)) << "reaped";
+}
+
+// Past the budget of threads kept open, the rest are read and closed each
+// time: the descriptors stay bounded, the totals are the same.
+TEST(SysmonLive, ThreadsPastTheBudgetAreReadWithoutKeepingFiles) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<std::thread> sleepers;
+  const size_t extra = ProcessCounterReader::kMaxKeptThreads + 20;
+  for (size_t i = 0; i < extra; ++i) sleepers.emplace_back([released] { released.wait(); });
+  auto open_descriptors = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  const size_t before = open_descriptors();
+  ProcessCounterReader reader;
+  uint64_t unreadable = 0;
+  std::optional<ProcessCounters> first, second;
+  for (int poll = 0; poll < 2; ++poll) {
+    (poll == 0 ? first : second) = reader.read(::getpid(), unreadable);
+    reader.keep_only({::getpid()});
+  }
+  const size_t during = open_descriptors();
+  release.set_value();
+  for (std::thread& t : sleepers) t.join();
+  ASSERT_TRUE(first && second);
+  EXPECT_GE(second->status.threads, extra + 1);
+  // Kept: 2 per thread up to the budget, 3 files and the task folder of the process.
+  EXPECT_LE(during, before + 2 * ProcessCounterReader::kMaxKeptThreads + 4 + 1);
+  EXPECT_GE(second->thread_totals.voluntary_switches, first->thread_totals.voluntary_switches);
 }
 
 TEST(Nvml, AbsentLibraryIsAReasonNotAnError) {

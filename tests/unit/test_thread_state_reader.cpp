@@ -74,5 +74,42 @@ TEST(ThreadStateReader, SleepingRunningAndGone) {
   ::close(wake[1]);
 }
 
+// A running thread is told running from its `syscall` file; once it stops,
+// the reader must see it asleep at once and go back to the schedstat shortcut.
+TEST(ThreadStateReader, RunningThenAsleepThenRunningAgain) {
+  int wake[2];
+  ASSERT_EQ(::pipe(wake), 0);
+  std::atomic<int64_t> tid{0};
+  std::atomic<int> phase{0};  // 0: spin, 1: sleep on the pipe, then spin until 2
+  std::thread thread([&] {
+    tid = static_cast<int64_t>(::syscall(SYS_gettid));
+    while (phase == 0) {
+    }
+    char byte;
+    if (::read(wake[0], &byte, 1) != 1) return;
+    while (phase != 2) {
+    }
+  });
+  while (tid == 0) std::this_thread::yield();
+  ThreadStateReader reader;
+  EXPECT_EQ(wait_for_state(reader, tid, 'R'), 'R');
+  // Still running: /proc/.../syscall says so, stat is not read.
+  uint64_t stat_reads = reader.stat_reads();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'R');
+  EXPECT_EQ(reader.stat_reads(), stat_reads);
+  phase = 1;
+  EXPECT_EQ(wait_for_state(reader, tid, 'S'), 'S');
+  // Asleep on the pipe: the shortcut holds again, stat is not read.
+  stat_reads = reader.stat_reads();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'S');
+  EXPECT_EQ(reader.stat_reads(), stat_reads);
+  ASSERT_EQ(::write(wake[1], "x", 1), 1);
+  EXPECT_EQ(wait_for_state(reader, tid, 'R'), 'R');
+  phase = 2;
+  thread.join();
+  ::close(wake[0]);
+  ::close(wake[1]);
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -1,0 +1,59 @@
+#include "collectors/kept_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace stepscope {
+
+namespace {
+
+// Most /proc files fit in a page; /proc/stat of a many-core machine and
+// memory.stat do not, and the buffer then doubles once and stays.
+constexpr size_t kFirstCapacity = 4096;
+
+}  // namespace
+
+KeptFile::KeptFile(KeptFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
+
+KeptFile& KeptFile::operator=(KeptFile&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    buffer_ = std::move(other.buffer_);
+  }
+  return *this;
+}
+
+void KeptFile::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::optional<std::string_view> KeptFile::read() {
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return std::nullopt;
+  }
+  if (buffer_.empty()) buffer_.resize(kFirstCapacity);
+  // The first pread from offset 0 restarts the kernel's formatting; the
+  // following ones continue where it stopped (a seq_file hands out at most
+  // a page per read for files listed record by record), until 0 says the end.
+  size_t length = 0;
+  for (;;) {
+    if (length == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+    ssize_t n = ::pread(fd_, buffer_.data() + length, buffer_.size() - length, static_cast<off_t>(length));
+    if (n < 0) {
+      close();
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    length += static_cast<size_t>(n);
+  }
+  return std::string_view(buffer_.data(), length);
+}
+
+}  // namespace stepscope

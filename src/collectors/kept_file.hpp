@@ -1,0 +1,46 @@
+// A /proc, /sys or cgroup file opened once and re-read with pread.
+//
+// Opening such a file walks its path and builds an inode and a seq_file,
+// which costs several times reading it; the monitor reads the same dozen
+// files ten times a second, so it keeps them open. Reading from offset 0
+// makes the kernel format the file anew, so each read sees current values.
+//
+// A kept descriptor of /proc/PID/... stays bound to the process it was
+// opened for: once that process is reaped it reads only errors, even if the
+// pid is reused. A failed read closes the descriptor, so the next read opens
+// the path afresh; callers of per-process files check the process's
+// identity (its start time) before trusting what a fresh open read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope {
+
+class KeptFile {
+ public:
+  KeptFile() = default;
+  explicit KeptFile(std::string path) : path_(std::move(path)) {}
+  ~KeptFile() { close(); }
+  KeptFile(KeptFile&& other) noexcept;
+  KeptFile& operator=(KeptFile&& other) noexcept;
+  KeptFile(const KeptFile&) = delete;
+  KeptFile& operator=(const KeptFile&) = delete;
+
+  // The whole text of the file now, or nullopt when it cannot be opened or
+  // read. The view lives until the next read() or the object's end.
+  std::optional<std::string_view> read();
+
+  void close();
+  const std::string& path() const { return path_; }
+  bool is_open() const { return fd_ >= 0; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<char> buffer_;  // grown as needed, never shrunk or cleared
+};
+
+}  // namespace stepscope
