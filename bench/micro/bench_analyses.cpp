@@ -50,15 +50,20 @@ void count_spans(benchmark::State& state) {
   state.counters["spans"] = static_cast<double>(trace_run()->spans.size());
 }
 
+// The argument is the number of threads the analyses run on side by side
+// (0: the machine's). CPU time is the process's, all threads together; the
+// time column is wall time.
 void BM_AnalysesBuildReport(benchmark::State& state) {
   if (!have_trace(state)) return;
+  size_t threads = state.range(0) == 0 ? analysis_threads() : static_cast<size_t>(state.range(0));
   for (auto _ : state) {
-    Report report = build_report(*trace_run(), "trace.json", {});
+    Report report = build_report(*trace_run(), "trace.json", {}, {}, threads);
     benchmark::DoNotOptimize(report.ops.ops.data());
   }
   count_spans(state);
+  state.counters["threads"] = static_cast<double>(threads);
 }
-BENCHMARK(BM_AnalysesBuildReport)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalysesBuildReport)->Arg(1)->Arg(0)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_AnalysesProfileAndFunctions(benchmark::State& state) {
   if (!have_trace(state)) return;

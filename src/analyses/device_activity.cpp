@@ -14,20 +14,22 @@ bool is_device_activity(SpanKind kind) {
   return kind == SpanKind::kKernel || kind == SpanKind::kMemcpy || kind == SpanKind::kMemset;
 }
 
-LaunchIndex::LaunchIndex(const Run& run) {
+DeviceLaunches::DeviceLaunches(const Run& run) {
+  std::vector<std::pair<int64_t, SpanId>> calls;  // (correlation, runtime call)
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
-    if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) {
-      launches_.emplace_back(span.correlation, i);
-    }
+    if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) calls.emplace_back(span.correlation, i);
   }
-  std::sort(launches_.begin(), launches_.end());  // ties: the first call in the trace
-}
-
-SpanId LaunchIndex::find(int64_t correlation) const {
-  auto found = std::lower_bound(launches_.begin(), launches_.end(),
-                                std::pair<int64_t, SpanId>{correlation, 0});
-  return found != launches_.end() && found->first == correlation ? found->second : kNoLaunch;
+  std::sort(calls.begin(), calls.end());  // ties: the first call in the trace
+  auto find = [&calls](int64_t correlation) {
+    auto found = std::lower_bound(calls.begin(), calls.end(), std::pair<int64_t, SpanId>{correlation, 0});
+    return found != calls.end() && found->first == correlation ? found->second : kNoLaunch;
+  };
+  for (SpanId i = 0; i < run.spans.size(); ++i) {
+    const Span& span = run.spans[i];
+    if (!is_device_activity(span.kind)) continue;
+    activity_.push_back({i, span.correlation != 0 ? find(span.correlation) : kNoLaunch});
+  }
 }
 
 namespace {
@@ -57,18 +59,16 @@ StepMarkers profiler_steps(const Run& run) {
 
 }  // namespace
 
-DeviceActivity collect_device_activity(const Run& run) { return collect_device_activity(run, LaunchIndex(run)); }
+DeviceActivity collect_device_activity(const Run& run) { return collect_device_activity(run, DeviceLaunches(run)); }
 
-DeviceActivity collect_device_activity(const Run& run, const LaunchIndex& launches) {
+DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& launches) {
   DeviceActivity activity;
   StepMarkers steps = profiler_steps(run);
   activity.profiler_steps = steps.distinct;
   activity.complete_steps_only = steps.distinct >= 2;
   activity.complete_step_ns = std::move(steps.complete_ns);
-  for (SpanId i = 0; i < run.spans.size(); ++i) {
+  for (auto [i, launch] : launches.activity()) {
     const Span& span = run.spans[i];
-    if (!is_device_activity(span.kind)) continue;
-    SpanId launch = span.correlation != 0 ? launches.find(span.correlation) : kNoLaunch;
     if (activity.complete_steps_only) {
       bool lost_launch = span.correlation != 0 && launch == kNoLaunch;
       int64_t issued = launch != kNoLaunch ? run.spans[launch].start_ns : span.start_ns;

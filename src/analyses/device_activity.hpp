@@ -38,23 +38,30 @@ struct DeviceActivity {
   std::vector<int64_t> complete_step_ns;
 };
 
-class LaunchIndex;
+class DeviceLaunches;
 DeviceActivity collect_device_activity(const Run& run);
-// The same with the launch index `report` built once for all its analyses.
-DeviceActivity collect_device_activity(const Run& run, const LaunchIndex& launches);
+// The same with the launches `report` joined once for all its analyses.
+DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& launches);
 
 // The rank a trace says it is (metadata distributedInfo's "rank"), if any.
 std::optional<int64_t> trace_rank(const Run& run);
 
-// The runtime call of each correlation id, for joining device activity to its
-// launch without a hash lookup per event: sorted (correlation, span) pairs.
-class LaunchIndex {
+// Every piece of device activity (is_device_activity) in trace order with
+// the runtime call that launched it (kNoLaunch without a correlation or when
+// the call is not in the trace): the join ops and the device analyses both
+// read, made once per Run. Launches are found by binary search in the
+// (correlation, call) pairs sorted once, not by a hash lookup per event.
+struct LaunchedActivity {
+  SpanId span = 0;
+  SpanId launch = kNoLaunch;
+};
+class DeviceLaunches {
  public:
-  explicit LaunchIndex(const Run& run);
-  SpanId find(int64_t correlation) const;
+  explicit DeviceLaunches(const Run& run);
+  const std::vector<LaunchedActivity>& activity() const { return activity_; }
 
  private:
-  std::vector<std::pair<int64_t, SpanId>> launches_;
+  std::vector<LaunchedActivity> activity_;
 };
 
 }  // namespace stepscope

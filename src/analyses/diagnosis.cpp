@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_facts.hpp"
 #include "analyses/diagnosis_rules.hpp"
+#include "analyses/span_index.hpp"
 
 namespace stepscope {
 
@@ -80,7 +82,11 @@ void rank_findings(std::vector<Finding>& findings) {
   });
 }
 
-Diagnosis diagnose(const DiagnosisInput& input) {
+Diagnosis diagnose(const DiagnosisInput& given) {
+  // The rules that walk host spans share one order: the caller's, or one sorted here.
+  std::optional<HostSpansByThread> own;
+  DiagnosisInput input = given;
+  if (!input.host_spans) input.host_spans = &own.emplace(input.run);
   Diagnosis out;
   DiagnosisFacts facts = gather_diagnosis_facts(input);
   for (Rule rule : kRules) {

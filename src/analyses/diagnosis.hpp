@@ -21,6 +21,8 @@
 
 namespace stepscope {
 
+class HostSpansByThread;  // analyses/span_index.hpp
+
 enum class Severity { kLow, kMedium, kHigh };
 const char* severity_name(Severity severity);
 
@@ -48,6 +50,9 @@ struct DiagnosisInput {
   const std::vector<ProcessSummary>& processes;
   // The device analyses of `run` (the report's first rank); null without them.
   const GpuRank* gpu = nullptr;
+  // The host spans of `run` in nesting order, when the caller has them
+  // already (report shares them); null: diagnose sorts them once for its rules.
+  const HostSpansByThread* host_spans = nullptr;
 };
 
 struct Diagnosis {

@@ -10,7 +10,7 @@
 // docs/diagnosis.md, "python_overhead".
 #include <algorithm>
 #include <map>
-#include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -18,6 +18,7 @@
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/gpu.hpp"
 #include "analyses/profiler_steps.hpp"
+#include "analyses/span_index.hpp"
 #include "analyses/trace_steps.hpp"
 
 namespace stepscope {
@@ -48,42 +49,68 @@ bool is_annotation(std::string_view name) {
 // and the backward threads' operators and runtime calls, the data waits,
 // and the step thread's Python functions (with_stack traces).
 struct HostSpans {
-  std::map<int64_t, std::vector<const Span*>> ops_by_thread;  // operators, by start then longest first
+  std::map<int64_t, std::vector<const Span*>> ops_by_thread;  // operators, by start then longest first, then trace order
   Intervals busy;       // operators, runtime calls and data waits, merged
   std::vector<const Span*> python;  // Python functions of the step thread, by start
 };
 
-HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid) {
-  std::set<int64_t> backward_threads;
-  for (const Span& s : run.spans) {
-    if (s.pid == pid && s.kind == SpanKind::kCpuOp && is_backward_op(run.strings.get(s.name))) {
-      backward_threads.insert(s.tid);
+// What the rule asks of a span's name, decided once per name rather than
+// by string searches on each of millions of spans.
+class NameFacts {
+ public:
+  explicit NameFacts(const StringTable& strings) : strings_(strings), facts_(strings.size(), kUnknown) {}
+  bool data_wait_range(StringId name) { return get(name) & kDataWaitRange; }
+  bool annotation(StringId name) { return get(name) & kAnnotation; }
+  bool backward_op(StringId name) { return get(name) & kBackwardOp; }
+
+ private:
+  static constexpr uint8_t kDataWaitRange = 1, kAnnotation = 2, kBackwardOp = 4, kUnknown = 0x80;
+  uint8_t get(StringId name) {
+    uint8_t& facts = facts_[name];
+    if (facts == kUnknown) {
+      std::string_view text = strings_.get(name);
+      facts = static_cast<uint8_t>((is_data_wait_range(text) ? kDataWaitRange : 0) |
+                                   (is_annotation(text) ? kAnnotation : 0) | (is_backward_op(text) ? kBackwardOp : 0));
     }
+    return facts;
   }
+  const StringTable& strings_;
+  std::vector<uint8_t> facts_;  // by string id
+};
+
+bool runs_backward(const Run& run, std::span<const SpanId> spans, NameFacts& names) {
+  return std::any_of(spans.begin(), spans.end(), [&](SpanId id) {
+    const Span& s = run.spans[id];
+    return s.kind == SpanKind::kCpuOp && names.backward_op(s.name);
+  });
+}
+
+// Walks the host spans of the process's threads in nesting order (the
+// index's), so the operators and Python functions come out sorted.
+HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSpansByThread& index) {
+  NameFacts names(run.strings);
   HostSpans out;
   Intervals busy;
-  for (const Span& s : run.spans) {
-    if (s.pid != pid || s.end_ns < s.start_ns) continue;
-    bool step_thread = s.tid == step_tid;
-    if (!step_thread && !backward_threads.count(s.tid)) continue;
-    const std::string& name = run.strings.get(s.name);
-    bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
-    if (s.kind == SpanKind::kDataWait || (range && is_data_wait_range(name))) {
-      if (step_thread) busy.push_back({s.start_ns, s.end_ns});
-    } else if (s.kind == SpanKind::kCpuOp && !is_annotation(name)) {
-      out.ops_by_thread[s.tid].push_back(&s);
-      busy.push_back({s.start_ns, s.end_ns});
-    } else if (s.kind == SpanKind::kRuntimeCall) {
-      busy.push_back({s.start_ns, s.end_ns});
-    } else if (s.kind == SpanKind::kPythonFunction && step_thread) {
-      out.python.push_back(&s);
+  for (const HostSpansByThread::Thread& thread : index.threads()) {
+    if (thread.pid != pid) continue;
+    bool step_thread = thread.tid == step_tid;
+    if (!step_thread && !runs_backward(run, thread.spans, names)) continue;
+    for (SpanId id : thread.spans) {
+      const Span& s = run.spans[id];
+      if (s.end_ns < s.start_ns) continue;
+      bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
+      if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {
+        if (step_thread) busy.push_back({s.start_ns, s.end_ns});
+      } else if (s.kind == SpanKind::kCpuOp && !names.annotation(s.name)) {
+        out.ops_by_thread[s.tid].push_back(&s);
+        busy.push_back({s.start_ns, s.end_ns});
+      } else if (s.kind == SpanKind::kRuntimeCall) {
+        busy.push_back({s.start_ns, s.end_ns});
+      } else if (s.kind == SpanKind::kPythonFunction && step_thread) {
+        out.python.push_back(&s);
+      }
     }
   }
-  auto by_start_longest_first = [](const Span* a, const Span* b) {
-    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-  };
-  for (auto& [tid, ops] : out.ops_by_thread) std::stable_sort(ops.begin(), ops.end(), by_start_longest_first);
-  std::stable_sort(out.python.begin(), out.python.end(), by_start_longest_first);
   out.busy = merge_unsorted(std::move(busy));
   return out;
 }
@@ -170,9 +197,9 @@ const Span* innermost_python(const std::vector<const Span*>& python, const Inter
   return nullptr;
 }
 
-OverheadFigures overhead_figures(const Run& run, const DiagnosisFacts& facts) {
+OverheadFigures overhead_figures(const Run& run, const HostSpansByThread& index, const DiagnosisFacts& facts) {
   OverheadFigures f;
-  HostSpans host = host_spans(run, facts.primary->pid, facts.main_tid);
+  HostSpans host = host_spans(run, facts.primary->pid, facts.main_tid, index);
   Intervals device;
   for (const Span& s : run.spans) {
     if (is_device_activity(s.kind)) device.push_back({s.start_ns, s.end_ns});
@@ -224,7 +251,7 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   if (!facts.primary || device_side_missing(in.run)) return std::nullopt;
-  OverheadFigures f = overhead_figures(in.run, facts);
+  OverheadFigures f = overhead_figures(in.run, *in.host_spans, facts);  // diagnose sees to host_spans
   if (f.steps == 0 || f.step_ns <= 0) return std::nullopt;
   double ops_per_step = static_cast<double>(f.top_level_op_ns.size()) / static_cast<double>(f.steps);
   int64_t median_op_ns = median(f.top_level_op_ns);

@@ -12,10 +12,12 @@
 // host's blocked time, is the share.
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_rules.hpp"
+#include "analyses/span_index.hpp"
 
 namespace stepscope {
 
@@ -23,8 +25,26 @@ namespace {
 
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
-bool is_sync_call(const Span& s, const StringTable& strings) {
-  return s.kind == SpanKind::kRuntimeCall && strings.get(s.name).find("Synchronize") != std::string::npos;
+// Synchronizing runtime calls by name, decided once per name rather than by
+// a substring search per span.
+class SyncCalls {
+ public:
+  explicit SyncCalls(const StringTable& strings) : is_sync_(strings.size(), -1), strings_(strings) {}
+  bool operator()(const Span& s) {
+    if (s.kind != SpanKind::kRuntimeCall) return false;
+    int8_t& known = is_sync_[s.name];
+    if (known < 0) known = strings_.get(s.name).find("Synchronize") != std::string::npos;
+    return known;
+  }
+
+ private:
+  std::vector<int8_t> is_sync_;  // by string id: -1 not yet known
+  const StringTable& strings_;
+};
+
+bool is_sync_site_span(SpanKind kind) {
+  return kind == SpanKind::kCpuOp || kind == SpanKind::kUserRange || kind == SpanKind::kPythonFunction ||
+         kind == SpanKind::kRuntimeCall;
 }
 
 bool is_step_marker(const std::string& name) { return name.starts_with("ProfilerStep#"); }
@@ -37,21 +57,16 @@ struct SyncSite {
   std::string range;     // the innermost user range or Python function around it, or empty
 };
 
-std::vector<const Span*> host_spans_in_order(const std::vector<const Span*>& spans) {
-  // Stable: of two spans with the same times, the trace's first is the parent.
-  std::vector<const Span*> out = spans;
-  std::stable_sort(out.begin(), out.end(), [](const Span* a, const Span* b) {
-    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-  });
-  return out;
-}
-
-// Walks one thread's spans with a stack of the open ones (spans nest).
-void collect_thread_syncs(const Run& run, const std::vector<const Span*>& spans, std::vector<SyncSite>& out) {
+// Walks one thread's spans, in nesting order (of two spans with the same
+// times, the trace's first is the parent), with a stack of the open ones.
+void collect_thread_syncs(const Run& run, std::span<const SpanId> spans, SyncCalls& is_sync_call,
+                          std::vector<SyncSite>& out) {
   std::vector<const Span*> open;
-  for (const Span* s : host_spans_in_order(spans)) {
+  for (SpanId id : spans) {
+    const Span* s = &run.spans[id];
+    if (!is_sync_site_span(s->kind)) continue;
     while (!open.empty() && open.back()->end_ns <= s->start_ns) open.pop_back();
-    if (is_sync_call(*s, run.strings)) {
+    if (is_sync_call(*s)) {
       SyncSite site{s->start_ns, s->end_ns, run.strings.get(s->name), "", ""};
       const Span* innermost = nullptr;
       for (const Span* o : open) {
@@ -77,19 +92,14 @@ void collect_thread_syncs(const Run& run, const std::vector<const Span*>& spans,
   }
 }
 
-std::vector<SyncSite> sync_sites(const Run& run) {
-  std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> by_thread;
-  bool any = false;
-  for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kCpuOp || s.kind == SpanKind::kUserRange || s.kind == SpanKind::kPythonFunction ||
-        s.kind == SpanKind::kRuntimeCall) {
-      by_thread[{s.pid, s.tid}].push_back(&s);
-      any |= is_sync_call(s, run.strings);
-    }
-  }
+std::vector<SyncSite> sync_sites(const Run& run, const HostSpansByThread& host_spans) {
+  SyncCalls is_sync_call(run.strings);
+  bool any = std::any_of(run.spans.begin(), run.spans.end(), [&](const Span& s) { return is_sync_call(s); });
   std::vector<SyncSite> out;
   if (!any) return out;
-  for (const auto& [thread, spans] : by_thread) collect_thread_syncs(run, spans, out);
+  for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
+    collect_thread_syncs(run, thread.spans, is_sync_call, out);
+  }
   return out;
 }
 
@@ -185,7 +195,7 @@ std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) 
 }  // namespace
 
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
-  std::vector<SyncSite> sites = sync_sites(in.run);
+  std::vector<SyncSite> sites = sync_sites(in.run, *in.host_spans);  // diagnose sees to host_spans
   if (sites.empty()) return std::nullopt;
   Intervals steps = step_windows(in.run, f);
   Intervals windows = merged(steps);  // consecutive steps touch: one window

@@ -3,10 +3,10 @@
 namespace stepscope {
 
 GpuRank analyze_gpu_rank(const Run& run, const std::string& source) {
-  return analyze_gpu_rank(run, source, LaunchIndex(run));
+  return analyze_gpu_rank(run, source, DeviceLaunches(run));
 }
 
-GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const LaunchIndex& launches) {
+GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const DeviceLaunches& launches) {
   DeviceActivity activity = collect_device_activity(run, launches);
   GpuRank rank;
   rank.rank = trace_rank(run);

@@ -135,8 +135,8 @@ struct GpuRank {
   GpuMemcpy memcpy;
 };
 GpuRank analyze_gpu_rank(const Run& run, const std::string& source);
-// The same with the launch index `report` built once for all its analyses.
-GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const LaunchIndex& launches);
+// The same with the launches `report` joined once for all its analyses.
+GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const DeviceLaunches& launches);
 
 // The device analyses of every rank `report` was given, in input order.
 struct GpuAnalysis {

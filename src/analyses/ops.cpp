@@ -75,63 +75,84 @@ class NameClasses {
   uint32_t profiler_step_ = kUnset;
 };
 
-// One host event in the nesting forest of its thread.
+// One host event in the nesting forest of its thread. Its times and kind
+// are copied out of the span: the passes below then read nodes only, in
+// order, instead of missing the cache on a span per node.
 struct Node {
-  SpanId span = 0;
-  uint32_t group = 0;
-  uint32_t parent = kNone;  // after merging only children into same-named parents
-  uint32_t children = 0;    // direct children, after merging
-  bool merged = false;      // merged into its parent: not a row of its own
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
   int64_t children_ns = 0;  // sum of the direct children's durations
   int64_t own_device_ns = 0;
   int64_t device_total_ns = 0;
+  SpanId span = 0;
+  uint32_t group = 0;
+  // Before merging (nest), then after merging only children into same-named
+  // parents (merge_and_sum rewrites it in place, parents first).
+  uint32_t parent = kNone;
+  // Direct children, after merging: 0, 1, or 2 for more (merging asks only
+  // whether there is exactly one). A byte keeps millions of nodes at 56 bytes.
+  uint8_t children = 0;
+  SpanKind kind = SpanKind::kOther;
+  bool merged = false;      // merged into its parent: not a row of its own
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+static_assert(sizeof(Node) <= 56);
+
+// The nodes in torch's order, and where each thread's nodes begin (nesting
+// never crosses threads).
+struct HostNodes {
+  std::vector<Node> nodes;
+  std::vector<uint32_t> thread_begin;  // one per thread, then nodes.size()
 };
 
 int64_t duration(const Span& span) { return span.end_ns - span.start_ns; }
 
 // Host events in torch's order: by thread, then start, then longest first;
 // ties keep trace order (torch's sorts are stable). The index has that order.
-std::vector<Node> host_nodes(const Run& run, const HostSpansByThread& host_spans, NameClasses& names) {
-  std::vector<Node> nodes;
+HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameClasses& names) {
+  HostNodes out;
   // Most host spans are events: one allocation instead of regrowing millions of nodes.
   size_t host = 0;
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) host += thread.spans.size();
-  nodes.reserve(host);
+  out.nodes.reserve(host);
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
+    out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
     for (SpanId i : thread.spans) {
       const Span& span = run.spans[i];
       if (!is_host_event(span.kind)) continue;
       uint32_t group = names.group(span.name);
-      if (group != kNone) nodes.push_back({.span = i, .group = group});
+      if (group != kNone) {
+        out.nodes.push_back(
+            {.start_ns = span.start_ns, .end_ns = span.end_ns, .span = i, .group = group, .kind = span.kind});
+      }
     }
   }
-  return nodes;
+  out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
+  return out;
 }
 
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
-// the top. Returns each node's parent before merging.
-std::vector<uint32_t> nest(const Run& run, const std::vector<Node>& nodes) {
-  std::vector<uint32_t> parent(nodes.size(), kNone);
+// the top. Sets each node's parent before merging.
+void nest(HostNodes& host) {
+  std::vector<Node>& nodes = host.nodes;
   std::vector<uint32_t> open;
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const Span& span = run.spans[nodes[i].span];
-    if (i > 0) {
-      const Span& previous = run.spans[nodes[i - 1].span];
-      if (previous.pid != span.pid || previous.tid != span.tid) open.clear();
-    }
-    while (!open.empty()) {
-      const Span& top = run.spans[nodes[open.back()].span];
-      if (span.start_ns >= top.end_ns || span.end_ns > top.end_ns) {
-        open.pop_back();
-      } else {
-        parent[i] = open.back();
-        break;
+  for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
+    open.clear();
+    for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
+      const Node& node = nodes[i];
+      while (!open.empty()) {
+        const Node& top = nodes[open.back()];
+        if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
+          open.pop_back();
+        } else {
+          nodes[i].parent = open.back();
+          break;
+        }
       }
+      open.push_back(i);
     }
-    open.push_back(i);
   }
-  return parent;
 }
 
 // The device activity each host event launched itself: a device span's
@@ -139,34 +160,32 @@ std::vector<uint32_t> nest(const Run& run, const std::vector<Node>& nodes) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const LaunchIndex& launches, std::vector<Node>& nodes,
-                        const std::vector<uint32_t>& parent) {
+void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vector<Node>& nodes) {
   std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
   std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const Span& span = run.spans[nodes[i].span];
-    bool op = span.kind == SpanKind::kCpuOp;
-    owner[i] = op ? i : (parent[i] == kNone ? kNone : owner[parent[i]]);
+    bool op = nodes[i].kind == SpanKind::kCpuOp;
+    uint32_t parent = nodes[i].parent;
+    owner[i] = op ? i : (parent == kNone ? kNone : owner[parent]);
     node_of_span[nodes[i].span] = i;
   }
-  for (const Span& span : run.spans) {
-    if (!is_device_activity(span.kind) || span.correlation == 0) continue;
-    SpanId launch = launches.find(span.correlation);
+  for (auto [device, launch] : launches.activity()) {
     if (launch == kNoLaunch || node_of_span[launch] == kNone) continue;
     uint32_t op = owner[node_of_span[launch]];
-    if (op != kNone) nodes[op].own_device_ns += duration(span);
+    if (op != kNone) nodes[op].own_device_ns += duration(run.spans[device]);
   }
 }
 
 // torch's _remove_dup_nodes: an only child with its parent's name is merged
 // into the parent, which takes over its children and its device activity.
 // Parents come before children in `nodes`, so one pass reaches the fixpoint.
-void merge_and_sum(const Run& run, std::vector<Node>& nodes, const std::vector<uint32_t>& parent) {
+void merge_and_sum(std::vector<Node>& nodes) {
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    if (parent[i] != kNone) nodes[parent[i]].children++;
+    uint32_t p = nodes[i].parent;
+    if (p != kNone && nodes[p].children < 2) nodes[p].children++;
   }
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    uint32_t p = parent[i];
+    uint32_t p = nodes[i].parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     nodes[i].parent = p;
     if (p != kNone && nodes[p].group == nodes[i].group && nodes[p].children == 1) {
@@ -180,7 +199,7 @@ void merge_and_sum(const Run& run, std::vector<Node>& nodes, const std::vector<u
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];
     if (node.merged || node.parent == kNone) continue;
-    nodes[node.parent].children_ns += duration(run.spans[node.span]);
+    nodes[node.parent].children_ns += node.duration_ns();
     nodes[node.parent].device_total_ns += node.device_total_ns;
   }
 }
@@ -227,25 +246,28 @@ class RowTable {
 }  // namespace
 
 OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options) {
-  return analyze_ops(run, SpanIndex(run), options);
+  SpanIndex index(run);
+  return analyze_ops(run, index.host_spans, index.launches, options);
 }
 
-OpsAnalysis analyze_ops(const Run& run, const SpanIndex& index, const OpsOptions& options) {
+OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, const DeviceLaunches& launches,
+                        const OpsOptions& options) {
   NameClasses names(run.strings);
-  std::vector<Node> nodes = host_nodes(run, index.host_spans, names);
-  std::vector<uint32_t> parent = nest(run, nodes);
-  attach_device_time(run, index.launches, nodes, parent);
-  merge_and_sum(run, nodes, parent);
+  HostNodes host = host_nodes(run, host_spans, names);
+  std::vector<Node>& nodes = host.nodes;
+  nest(host);
+  attach_device_time(run, launches, nodes);
+  merge_and_sum(nodes);
 
   RowTable table(run, names, options.group_by_input_shapes);
   for (const Node& node : nodes) {
     if (node.merged) continue;
-    const Span& span = run.spans[node.span];
-    OpRowKind kind = span.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
-    OpStats& row = table.row(node.group, kind, span.detail);
+    OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
+    StringId shapes = options.group_by_input_shapes ? run.spans[node.span].detail : StringTable::kEmpty;
+    OpStats& row = table.row(node.group, kind, shapes);
     row.calls++;
-    row.cpu_total_ns += duration(span);
-    row.self_cpu_ns += duration(span) - node.children_ns;
+    row.cpu_total_ns += node.duration_ns();
+    row.self_cpu_ns += node.duration_ns() - node.children_ns;
     row.device_total_ns += node.device_total_ns;
     row.self_device_ns += node.own_device_ns;
   }

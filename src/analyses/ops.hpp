@@ -23,7 +23,8 @@
 
 namespace stepscope {
 
-struct SpanIndex;  // analyses/span_index.hpp
+class HostSpansByThread;  // analyses/span_index.hpp
+class DeviceLaunches;     // analyses/device_activity.hpp
 
 // The rows torch keeps apart even when names are equal.
 enum class OpRowKind : uint8_t { kHost, kUserAnnotation, kDevice };
@@ -53,6 +54,7 @@ struct OpsAnalysis {
 
 OpsAnalysis analyze_ops(const Run& run, const OpsOptions& options = {});
 // The same with the span orders `report` built once for all its analyses.
-OpsAnalysis analyze_ops(const Run& run, const SpanIndex& index, const OpsOptions& options = {});
+OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, const DeviceLaunches& launches,
+                        const OpsOptions& options = {});
 
 }  // namespace stepscope

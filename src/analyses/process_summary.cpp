@@ -63,17 +63,26 @@ std::vector<ProcessSummary> summarize_processes(const Run& run) {
     if (threads.insert({sample.pid, sample.tid}).second) ++s.threads;
   }
   std::map<int64_t, std::pair<size_t, size_t>> host_device_spans;  // by pid
+  // Consecutive spans are mostly on one thread: its lookups are remembered.
+  const Span* previous = nullptr;
+  ProcessSummary* s = nullptr;
+  std::pair<size_t, size_t>* counts = nullptr;
   for (const Span& span : run.spans) {
-    auto found = index_of_pid.find(span.pid);
-    if (found == index_of_pid.end()) continue;
-    ProcessSummary& s = out[found->second];
-    ++s.spans;
-    if (runs_on_device(span.kind)) {
-      ++host_device_spans[span.pid].second;
-    } else if (span.kind != SpanKind::kOther) {
-      ++host_device_spans[span.pid].first;
+    bool same_thread = previous && previous->pid == span.pid && previous->tid == span.tid;
+    if (!previous || previous->pid != span.pid) {
+      auto found = index_of_pid.find(span.pid);
+      s = found == index_of_pid.end() ? nullptr : &out[found->second];
+      counts = s ? &host_device_spans[span.pid] : nullptr;
     }
-    if (threads.insert({span.pid, span.tid}).second) ++s.threads;
+    previous = &span;
+    if (!s) continue;
+    ++s->spans;
+    if (runs_on_device(span.kind)) {
+      ++counts->second;
+    } else if (span.kind != SpanKind::kOther) {
+      ++counts->first;
+    }
+    if (!same_thread && threads.insert({span.pid, span.tid}).second) ++s->threads;
   }
   bool trace = is_imported_trace(run);
   for (ProcessSummary& s : out) {

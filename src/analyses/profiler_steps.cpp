@@ -12,10 +12,13 @@ bool is_profiler_step_name(std::string_view name) {
 }
 
 std::vector<const Span*> profiler_step_spans(const Run& run) {
+  // Names are far fewer than spans: each is looked at once.
+  std::vector<bool> step_name(run.strings.size());
+  for (StringId id = 0; id < step_name.size(); ++id) step_name[id] = is_profiler_step_name(run.strings.get(id));
   std::vector<const Span*> steps;
   for (const Span& span : run.spans) {
     if (span.kind != SpanKind::kCpuOp && span.kind != SpanKind::kUserRange) continue;
-    if (span.end_ns < span.start_ns || !is_profiler_step_name(run.strings.get(span.name))) continue;
+    if (span.end_ns < span.start_ns || !step_name[span.name]) continue;
     steps.push_back(&span);
   }
   std::stable_sort(steps.begin(), steps.end(),

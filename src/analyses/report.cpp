@@ -1,6 +1,8 @@
 #include "analyses/report.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "analyses/span_index.hpp"
 
@@ -15,33 +17,107 @@ std::string rank_label(const GpuRank& rank) {
 
 }  // namespace
 
+// Which analysis reads what (each a pure function of the const Run):
+//   host spans ── ops (with launches), profile → function costs, diagnosis
+//   launches ──── ops, device analyses
+//   steps, processes, device analyses ── diagnosis
+// The indexes first (the others wait for them), then the analyses, the
+// longer ones (ops, the device analyses) before the diagnosis, which waits
+// for its inputs.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
-                    const OpsOptions& ops_options) {
+                    const OpsOptions& ops_options, size_t threads) {
   Report report;
   report.run = &run;
   report.source = source;
-  // Sorted once for the profile, the operators and the device analyses.
-  SpanIndex index(run);
-  Profile profile = build_profile(run, options, run.samples.empty() ? &index.host_spans : nullptr);
-  report.profile_source = profile.source;
   report.includes_idle = options.include_idle;
-  report.processes = summarize_processes(run);
-  report.functions = function_costs(profile);
-  report.steps = analyze_steps(run);
-  report.ops = analyze_ops(run, index, ops_options);
-  report.gpu.ranks.push_back(analyze_gpu_rank(run, source, index.launches));
-  report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front()});
+  report.gpu.ranks.emplace_back();
+  std::optional<HostSpansByThread> host_spans;
+  std::optional<DeviceLaunches> launches;
+  SideBySide work;
+  auto host_spans_built = work.add([&] { host_spans.emplace(run); });
+  auto launches_built = work.add([&] { launches.emplace(run); });
+  // First of the analyses: its error (samples without a period) is the one
+  // a report of a broken run has always given.
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
+    report.profile_source = profile.source;
+    report.functions = function_costs(profile);
+  });
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
+    report.ops = analyze_ops(run, *host_spans, *launches, ops_options);
+  });
+  auto gpu_done = work.add([&] {
+    work.wait_for(launches_built);
+    report.gpu.ranks.front() = analyze_gpu_rank(run, source, *launches);
+  });
+  auto steps_done = work.add([&] {
+    report.steps = analyze_steps(run);
+    report.processes = summarize_processes(run);
+  });
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    work.wait_for(steps_done);
+    work.wait_for(gpu_done);
+    report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans});
+  });
+  work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
   return report;
 }
 
-void add_rank(Report& report, const Run& run, const std::string& source) {
-  const GpuRank& gpu = report.gpu.ranks.emplace_back(analyze_gpu_rank(run, source));
+RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t threads) {
+  RankAnalyses out;
+  StepsAnalysis steps;
+  std::vector<ProcessSummary> processes;
+  std::optional<HostSpansByThread> host_spans;  // for the diagnosis' rules
+  SideBySide work;
+  auto host_spans_built = work.add([&] { host_spans.emplace(run); });
+  auto gpu_done = work.add([&] { out.gpu = analyze_gpu_rank(run, source); });
+  auto steps_done = work.add([&] {
+    steps = analyze_steps(run);
+    processes = summarize_processes(run);
+  });
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    work.wait_for(gpu_done);
+    work.wait_for(steps_done);
+    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu, &*host_spans})};
+  });
+  work.run(threads);
+  return out;
+}
+
+void add_rank(Report& report, RankAnalyses rank) {
+  report.gpu.ranks.push_back(std::move(rank.gpu));
   report.rank_comparison = compare_ranks(report.gpu.ranks);
-  StepsAnalysis steps = analyze_steps(run);
-  std::vector<ProcessSummary> processes = summarize_processes(run);
-  report.rank_diagnoses.push_back({rank_label(gpu), diagnose({run, steps, processes, &gpu})});
+  report.rank_diagnoses.push_back(std::move(rank.diagnosis));
   report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
+}
+
+void add_rank(Report& report, const Run& run, const std::string& source) {
+  add_rank(report, analyze_rank(run, source));
+}
+
+void add_ranks(Report& report, const std::vector<std::string>& sources,
+               const std::function<Run(const std::string&)>& open_rank, size_t threads) {
+  // Each rank side by side holds its Run in memory: a few at most, however
+  // many cores, so that a job of many large traces stays within memory.
+  constexpr size_t kMostRanksAtOnce = 4;
+  std::vector<std::optional<RankAnalyses>> ranks(sources.size());
+  size_t side_by_side = std::clamp<size_t>(sources.size(), 1, std::clamp<size_t>(threads, 1, kMostRanksAtOnce));
+  size_t threads_each = std::max<size_t>(1, threads / side_by_side);
+  SideBySide work;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    work.add([&, i] {
+      Run run = open_rank(sources[i]);  // freed once its analyses are done
+      ranks[i] = analyze_rank(run, sources[i], threads_each);
+    });
+  }
+  work.run(side_by_side);
+  for (std::optional<RankAnalyses>& rank : ranks) add_rank(report, std::move(*rank));
 }
 
 }  // namespace stepscope

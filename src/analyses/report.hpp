@@ -3,6 +3,8 @@
 // diagnosis) add their results here.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "analyses/diagnosis.hpp"
@@ -12,6 +14,7 @@
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/rank_comparison.hpp"
+#include "analyses/side_by_side.hpp"
 #include "analyses/steps.hpp"
 
 namespace stepscope {
@@ -31,12 +34,29 @@ struct Report {
   std::vector<RankDiagnosis> rank_diagnoses;  // each rank's own, in input order
 };
 
+// The analyses run side by side on up to `threads` threads (docs/report.md,
+// "Threads"); the report is the same whatever the number.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
-                    const OpsOptions& ops_options = {});
+                    const OpsOptions& ops_options = {}, size_t threads = analysis_threads());
 
-// Adds the device analyses and the diagnosis of another rank of the same job
-// (its Run may be freed afterwards), compares the ranks, and merges the
-// ranks' findings into the report's diagnosis.
+// What a report keeps of another rank of the same job: its device analyses
+// and its diagnosis, computed from its Run, which may be freed afterwards.
+struct RankAnalyses {
+  GpuRank gpu;
+  RankDiagnosis diagnosis;
+};
+RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t threads = analysis_threads());
+
+// Adds another rank's analyses, compares the ranks, and merges the ranks'
+// findings into the report's diagnosis.
+void add_rank(Report& report, RankAnalyses rank);
 void add_rank(Report& report, const Run& run, const std::string& source);
+
+// Opens and analyzes the other ranks (`sources`, in order) side by side,
+// each on its own thread while `threads` allow (4 at most), and adds them in
+// input order. At most that many of their Runs are in memory at once. An error
+// opening one is the first failing source's, as one after another would give.
+void add_ranks(Report& report, const std::vector<std::string>& sources,
+               const std::function<Run(const std::string&)>& open_rank, size_t threads = analysis_threads());
 
 }  // namespace stepscope

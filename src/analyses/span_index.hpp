@@ -1,7 +1,8 @@
 // Orders of a Run's spans that several analyses walk, built once per Run by
 // `report` and shared, instead of each analysis sorting millions of spans
-// again: the host spans of each thread in nesting order (ops, profile), and
-// the runtime launch of each correlation id (ops, the device analyses).
+// again: the host spans of each thread in nesting order (ops, profile, the
+// diagnosis' sync and Python rules), and the device activity joined to its
+// runtime launches (ops, the device analyses).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ class HostSpansByThread {
 struct SpanIndex {
   explicit SpanIndex(const Run& run) : host_spans(run), launches(run) {}
   HostSpansByThread host_spans;
-  LaunchIndex launches;
+  DeviceLaunches launches;
 };
 
 }  // namespace stepscope

@@ -83,8 +83,10 @@ int run_report(const ReportOptions& options) {
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
                                {.group_by_input_shapes = options.ops_by_shapes});
-  // Other ranks one at a time: only their device figures stay in memory.
-  for (size_t i = 1; i < inputs.size(); ++i) add_rank(report, open_run_or_trace(inputs[i], {.strict = options.strict}), inputs[i]);
+  // Other ranks side by side: only their device figures and findings stay in memory.
+  std::vector<std::string> other_ranks(inputs.begin() + 1, inputs.end());
+  add_ranks(report, other_ranks,
+            [&](const std::string& path) { return open_run_or_trace(path, {.strict = options.strict}); });
   if (!options.html.empty()) {
     write_html(run, report, options, include_idle);
     // The page is the output asked for; text or JSON too only when asked.
