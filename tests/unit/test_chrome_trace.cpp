@@ -13,6 +13,7 @@
 #include "importers/chrome_trace.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
+#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {
@@ -432,20 +433,6 @@ TEST(FileBytes, ReportsMissingAndCorruptFiles) {
 
 // --- real torch.profiler traces ---------------------------------------------
 
-std::filesystem::path shared_dir() {
-  if (const char* from_env = std::getenv("STEPSCOPE_SHARED")) return from_env;
-  return std::filesystem::path(__FILE__).parent_path() / "../../../shared";
-}
-
-std::filesystem::path kineto_trace(const std::string& folder) {
-  std::filesystem::path dir = shared_dir() / "testdata/kineto" / folder;
-  if (!std::filesystem::is_directory(dir)) return {};
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().string().ends_with(".json.gz")) return entry.path();
-  }
-  return {};
-}
-
 size_t count_spans_of(const Run& run, SpanKind kind) {
   return static_cast<size_t>(std::count_if(run.spans.begin(), run.spans.end(), [&](const Span& s) { return s.kind == kind; }));
 }
@@ -457,7 +444,7 @@ size_t count_occurrences(std::string_view text, std::string_view needle) {
 }
 
 TEST(ChromeTraceRealFiles, NanosecondResolutionCudaTrace) {
-  std::filesystem::path path = kineto_trace("ns_resolution_trace");
+  std::filesystem::path path = test::kineto_trace("ns_resolution_trace");
   if (path.empty()) GTEST_SKIP() << "shared test data not found";
   stepscope::Run run = import_chrome_trace(path.string());
   // Cross-check against a count that does not parse JSON at all.
@@ -492,7 +479,7 @@ TEST(ChromeTraceRealFiles, NanosecondResolutionCudaTrace) {
 }
 
 TEST(ChromeTraceRealFiles, MtiaDeviceEventsAreKernels) {
-  std::filesystem::path path = kineto_trace("mtia_trace_single_rank");
+  std::filesystem::path path = test::kineto_trace("mtia_trace_single_rank");
   if (path.empty()) GTEST_SKIP() << "shared test data not found";
   stepscope::Run run = import_chrome_trace(path.string());
   size_t device_spans = 0;
@@ -509,7 +496,7 @@ TEST(ChromeTraceRealFiles, MtiaDeviceEventsAreKernels) {
 }
 
 TEST(ChromeTraceRealFiles, RocmTraceHasHipRuntimeCallsAndKernels) {
-  std::filesystem::path path = kineto_trace("amd_trace");
+  std::filesystem::path path = test::kineto_trace("amd_trace");
   if (path.empty()) GTEST_SKIP() << "shared test data not found";
   stepscope::Run run = import_chrome_trace(path.string());
   size_t hip_calls = 0;
@@ -522,12 +509,10 @@ TEST(ChromeTraceRealFiles, RocmTraceHasHipRuntimeCallsAndKernels) {
 }
 
 TEST(ChromeTraceRealFiles, EveryTestTraceImports) {
-  std::filesystem::path root = shared_dir() / "testdata/kineto";
-  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "shared test data not found";
+  const std::vector<std::string> traces = test::every_kineto_trace();
+  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
   size_t imported = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    std::string name = entry.path().string();
-    if (!name.ends_with(".json.gz") && !name.ends_with(".json")) continue;
+  for (const std::string& name : traces) {
     stepscope::Run run = import_chrome_trace(name);
     EXPECT_FALSE(run.spans.empty()) << name;
     ++imported;

@@ -17,6 +17,7 @@
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
+#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {
@@ -206,11 +207,6 @@ TEST(JsonText, RepairKeepsValuesAndEscapesControls) {
 
 // --- real traces at small buffer sizes ---------------------------------------
 
-std::filesystem::path shared_dir() {
-  if (const char* from_env = std::getenv("STEPSCOPE_SHARED")) return from_env;
-  return std::filesystem::path(__FILE__).parent_path() / "../../../shared";
-}
-
 bool same_spans(const Run& a, const Run& b) {
   if (a.spans.size() != b.spans.size() || a.flows.size() != b.flows.size()) return false;
   for (size_t i = 0; i < a.spans.size(); ++i) {
@@ -225,7 +221,7 @@ bool same_spans(const Run& a, const Run& b) {
 }
 
 TEST(ChromeTraceStreamRealFiles, BufferSizeDoesNotChangeTheRun) {
-  std::filesystem::path path = shared_dir() / "testdata/kineto/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
+  std::filesystem::path path = test::kineto_dir() / "amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared test data not found";
   stepscope::Run whole = import_chrome_trace(path.string());
   ASSERT_FALSE(whole.spans.empty());

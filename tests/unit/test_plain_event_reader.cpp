@@ -13,6 +13,7 @@
 #include "importers/plain_event_reader.hpp"
 #include "run_difference.hpp"
 #include "util/error.hpp"
+#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {
@@ -184,19 +185,12 @@ TEST(PlainEventReader, ImportsOddEventsAsSimdjsonDoes) {
   expect_same_import(all + "]", ChromeTraceOptions{.chunk_size = 7});
 }
 
-std::filesystem::path shared_dir() {
-  if (const char* from_env = std::getenv("STEPSCOPE_SHARED")) return from_env;
-  return std::filesystem::path(__FILE__).parent_path() / "../../../shared";
-}
-
 // The promise of the fast path: every real trace imports identically.
 TEST(PlainEventReader, EveryTestTraceImportsAsWithSimdjsonAlone) {
-  std::filesystem::path root = shared_dir() / "testdata/kineto";
-  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "shared test data not found";
+  const std::vector<std::string> traces = test::every_kineto_trace();
+  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
   size_t compared = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    std::string name = entry.path().string();
-    if (!name.ends_with(".json.gz") && !name.ends_with(".json")) continue;
+  for (const std::string& name : traces) {
     ChromeTraceOptions simdjson_only;
     simdjson_only.plain_event_reader = false;
     stepscope::Run plain = import_chrome_trace(name);

@@ -11,6 +11,7 @@
 #include "importers/chrome_trace.hpp"
 #include "renderers/report_json.hpp"
 #include "util/error.hpp"
+#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {
@@ -74,17 +75,6 @@ TEST(SideBySide, RethrowsTheFirstFailedTaskInOrderAddedAfterAllHaveRun) {
   }
 }
 
-std::filesystem::path kineto_trace(const std::string& folder) {
-  const char* shared = std::getenv("STEPSCOPE_SHARED");
-  std::filesystem::path dir =
-      std::filesystem::path(shared ? shared : STEPSCOPE_SOURCE_DIR "/../shared") / "testdata/kineto" / folder;
-  if (!std::filesystem::is_directory(dir)) return {};
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().string().ends_with(".json.gz")) return entry.path();
-  }
-  return {};
-}
-
 std::string report_json(const Report& report) {
   std::ostringstream out;
   write_report_json(report, out);
@@ -96,7 +86,7 @@ std::string report_json(const Report& report) {
 TEST(SideBySide, ReportIsTheSameOnOneThreadAndOnMany) {
   std::vector<std::string> ranks;
   for (const char* folder : {"ns_resolution_trace", "amd_trace", "nccl_parser_config", "cpu_only"}) {
-    std::filesystem::path path = kineto_trace(folder);
+    std::filesystem::path path = test::kineto_trace(folder);
     if (path.empty()) GTEST_SKIP() << "testdata not found (set STEPSCOPE_SHARED)";
     ranks.push_back(path.string());
   }

@@ -23,14 +23,10 @@
 #include "importers/trace_event_pipeline.hpp"
 #include "run_difference.hpp"
 #include "util/error.hpp"
+#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {
-
-std::filesystem::path shared_dir() {
-  if (const char* from_env = std::getenv("STEPSCOPE_SHARED")) return from_env;
-  return std::filesystem::path(__FILE__).parent_path() / "../../../shared";
-}
 
 ChromeTraceOptions options(ImportThreads threads, size_t chunk_size = size_t{4} << 20, bool plain = true,
                            bool strict = false) {
@@ -130,12 +126,10 @@ TEST(TraceEventPipeline, HandsOutThePiecesInOrderAtEveryBufferSize) {
 }
 
 TEST(ChromeTraceTwoThreads, EveryTestTraceImportsAsOnOneThread) {
-  std::filesystem::path root = shared_dir() / "testdata/kineto";
-  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "shared test data not found";
+  const std::vector<std::string> traces = test::every_kineto_trace();
+  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
   size_t compared = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    std::string name = entry.path().string();
-    if (!name.ends_with(".json.gz") && !name.ends_with(".json")) continue;
+  for (const std::string& name : traces) {
     stepscope::Run one = import_chrome_trace(name, options(ImportThreads::kOne));
     // The default buffer, and a small one: many buffer exchanges, events cut
     // by a buffer's end, batches cut by their size.
