@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collectors/elf_symbols.hpp"
 #include "collectors/memory_maps.hpp"
@@ -78,36 +81,66 @@ TEST(ProcessMemory, ReadsAndRefusesUnmappedRanges) {
   EXPECT_FALSE(memory.read_many(regions));
 }
 
+// Patterned pages of this process, and regions of them that read_many copies
+// into buffers one byte longer than asked, so an overrun shows.
+class RegionsOfPages {
+ public:
+  static constexpr size_t kPage = 4096;
+
+  explicit RegionsOfPages(size_t pages) : buffer_((pages + 1) * kPage) {
+    for (size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = static_cast<char>(i * 7 + i / 251);
+    base_ = (reinterpret_cast<uint64_t>(buffer_.data()) + kPage - 1) & ~uint64_t{kPage - 1};
+  }
+
+  void add(uint64_t offset, size_t size) {
+    cases_.push_back({offset, size});
+    out_.emplace_back(size + 1, '\x55');
+  }
+
+  // Built once every region is added: out_ no longer moves.
+  std::vector<ProcessMemory::Region> regions() {
+    std::vector<ProcessMemory::Region> regions;
+    for (size_t i = 0; i < cases_.size(); ++i) regions.push_back({base_ + cases_[i].first, out_[i].data(), cases_[i].second});
+    return regions;
+  }
+
+  // Every region got exactly its own bytes, and nothing past them.
+  void expect_each_copied_exactly() const {
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      const auto [offset, size] = cases_[i];
+      const char* expected = reinterpret_cast<const char*>(base_ + offset);
+      EXPECT_EQ(std::string(out_[i].data(), size), std::string(expected, size)) << i;
+      EXPECT_EQ(out_[i][size], '\x55') << "region " << i << " overran";
+    }
+  }
+
+  char* some_destination() { return out_.front().data(); }
+
+ private:
+  std::vector<char> buffer_;
+  uint64_t base_ = 0;
+  std::vector<std::pair<uint64_t, size_t>> cases_;  // (offset, size)
+  std::vector<std::vector<char>> out_;
+};
+
 // Regions on one page are read as one range (read_many joins them); each
 // destination must still get exactly its own bytes, whatever the order.
 TEST(ProcessMemory, JoinedRegionsCopyExactlyTheirOwnBytes) {
-  constexpr size_t kPage = 4096;
-  std::vector<char> buffer(3 * kPage);
-  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<char>(i * 7 + i / 251);
-  const uint64_t base = (reinterpret_cast<uint64_t>(buffer.data()) + kPage - 1) & ~uint64_t{kPage - 1};
-  struct Case {
-    uint64_t offset;
-    size_t size;
-  };
+  constexpr size_t kPage = RegionsOfPages::kPage;
+  RegionsOfPages pages(2);
   // Ascending with gaps on one page, adjacent, backwards, on the next page,
   // across the page boundary, and empty.
-  const Case cases[] = {{8, 8},   {100, 4},  {104, 16}, {2000, 300}, {50, 8},
-                        {4090, 4}, {4100, 8}, {kPage - 4, 12}, {kPage + 500, 0}, {kPage + 600, 64}};
-  std::vector<std::vector<char>> out;
-  std::vector<ProcessMemory::Region> regions;
-  for (const Case& c : cases) out.emplace_back(c.size + 1, '\x55');
-  for (size_t i = 0; i < std::size(cases); ++i) {
-    regions.push_back({base + cases[i].offset, out[i].data(), cases[i].size});
+  for (auto [offset, size] : std::initializer_list<std::pair<uint64_t, size_t>>{
+           {8, 8}, {100, 4}, {104, 16}, {2000, 300}, {50, 8}, {4090, 4}, {4100, 8}, {kPage - 4, 12},
+           {kPage + 500, 0}, {kPage + 600, 64}}) {
+    pages.add(offset, size);
   }
+  std::vector<ProcessMemory::Region> regions = pages.regions();
   ProcessMemory memory(::getpid());
   ASSERT_TRUE(memory.read_many(regions));
-  for (size_t i = 0; i < std::size(cases); ++i) {
-    const char* expected = reinterpret_cast<const char*>(base + cases[i].offset);
-    EXPECT_EQ(std::string(out[i].data(), cases[i].size), std::string(expected, cases[i].size)) << i;
-    EXPECT_EQ(out[i][cases[i].size], '\x55') << "region " << i << " overran";
-  }
+  pages.expect_each_copied_exactly();
   // A joined range still fails as a whole when one region cannot be read.
-  regions.push_back({0x10, out[0].data(), 8});
+  regions.push_back({0x10, pages.some_destination(), 8});
   EXPECT_FALSE(memory.read_many(regions));
 }
 
@@ -115,30 +148,20 @@ TEST(ProcessMemory, JoinedRegionsCopyExactlyTheirOwnBytes) {
 // longer fit are read region by region, and a later one that fits again goes
 // through the buffer: every region must still get exactly its own bytes.
 TEST(ProcessMemory, ManyJoinedRangesOutgrowTheScratchBuffer) {
-  constexpr size_t kPage = 4096;
-  std::vector<char> buffer(9 * kPage);
-  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<char>(i * 13 + i / 509);
-  const uint64_t base = (reinterpret_cast<uint64_t>(buffer.data()) + kPage - 1) & ~uint64_t{kPage - 1};
-  std::vector<std::pair<uint64_t, size_t>> cases;  // (offset, size)
+  constexpr size_t kPage = RegionsOfPages::kPage;
+  RegionsOfPages pages(8);
   for (size_t page = 0; page < 5; ++page) {  // five ranges of 3600 bytes: 18 KB
-    cases.push_back({page * kPage, 3000});
-    cases.push_back({page * kPage + 3500, 100});
+    pages.add(page * kPage, 3000);
+    pages.add(page * kPage + 3500, 100);
   }
-  cases.push_back({5 * kPage, 800});  // 900 bytes: fits after the first two
-  cases.push_back({5 * kPage + 850, 50});
-  std::vector<std::vector<char>> out;
-  std::vector<ProcessMemory::Region> regions;
-  for (const auto& [offset, size] : cases) out.emplace_back(size + 1, '\x55');
-  for (size_t i = 0; i < cases.size(); ++i) regions.push_back({base + cases[i].first, out[i].data(), cases[i].second});
+  pages.add(5 * kPage, 800);  // 900 bytes: fits after the first two
+  pages.add(5 * kPage + 850, 50);
+  std::vector<ProcessMemory::Region> regions = pages.regions();
   ProcessMemory memory(::getpid());
   const uint64_t calls = memory.system_calls();
   ASSERT_TRUE(memory.read_many(regions));
   EXPECT_EQ(memory.system_calls(), calls + 1);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const char* expected = reinterpret_cast<const char*>(base + cases[i].first);
-    EXPECT_EQ(std::string(out[i].data(), cases[i].second), std::string(expected, cases[i].second)) << i;
-    EXPECT_EQ(out[i][cases[i].second], '\x55') << "region " << i << " overran";
-  }
+  pages.expect_each_copied_exactly();
 }
 
 TEST(ProcessMemory, ExplainsRefusalWithAFix) {
