@@ -5,6 +5,10 @@
 
 namespace stepscope {
 
+std::string task_path(pid_t pid, int64_t tid, const char* file) {
+  return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + file;
+}
+
 std::optional<std::string> read_proc_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;

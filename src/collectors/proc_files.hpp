@@ -5,6 +5,9 @@
 // event for a profiler, not an error, hence std::optional instead of throwing.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +16,9 @@ namespace stepscope {
 
 // The whole contents of `path`, or nullopt when it cannot be opened or read.
 std::optional<std::string> read_proc_file(const std::string& path);
+
+// /proc/PID/task/TID/FILE.
+std::string task_path(pid_t pid, int64_t tid, const char* file);
 
 // The value after "Key:" on the line of /proc/PID/status that starts with
 // `key` (e.g. "Uid", "CapEff"), leading blanks removed; empty if absent.

@@ -11,10 +11,6 @@ namespace stepscope {
 
 namespace {
 
-std::string task_path(pid_t pid, int64_t tid, const char* file) {
-  return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + file;
-}
-
 std::vector<int64_t> list_task_ids(pid_t pid) {
   std::vector<int64_t> tids;
   std::string dir = "/proc/" + std::to_string(pid) + "/task";

@@ -17,8 +17,7 @@ namespace {
 // Appends the children of every thread of `pid` to `out`.
 void append_children(pid_t pid, std::vector<pid_t>& out) {
   for (pid_t tid : thread_ids(pid)) {
-    auto text = read_proc_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
-                               "/children");
+    auto text = read_proc_file(task_path(pid, tid, "children"));
     if (!text) continue;
     const char* p = text->data();
     const char* end = p + text->size();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collectors/proc_dir_entries.hpp"
+#include "collectors/proc_files.hpp"
 
 namespace stepscope {
 
@@ -62,8 +63,7 @@ bool ProcessTreeScanner::append_children(pid_t pid, std::vector<pid_t>& out) {
   for (pid_t tid : tids_) {
     auto [slot, added] = files.children.try_emplace(tid, -1);
     if (added) {
-      slot->second = open_read_only("/proc/" + std::to_string(pid) + "/task/" +
-                                    std::to_string(tid) + "/children");
+      slot->second = open_read_only(task_path(pid, tid, "children"));
     }
     ssize_t n = slot->second >= 0 ? ::pread(slot->second, text, sizeof text, 0) : -1;
     if (n < 0) {  // the thread ended while we looked: try again next scan

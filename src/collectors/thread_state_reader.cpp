@@ -9,6 +9,7 @@
 #include <charconv>
 #include <string>
 
+#include "collectors/proc_files.hpp"
 #include "collectors/proc_threads.hpp"
 
 namespace stepscope {
@@ -16,8 +17,7 @@ namespace stepscope {
 namespace {
 
 int open_task_file(pid_t pid, int64_t tid, const char* name) {
-  std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + name;
-  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return ::open(task_path(pid, tid, name).c_str(), O_RDONLY | O_CLOEXEC);
 }
 
 // A stat line fits in 512 bytes up to the state however long the name
