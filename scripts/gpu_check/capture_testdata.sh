@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Captures, on a machine with an NVIDIA GPU, the real inputs that
+# tests/data/gpu/ holds for the suite (which runs without a GPU):
+#   small-copies.trace.json.gz    torch.profiler trace, 80 small pageable copies a step
+#   batched-copies.trace.json.gz  the same data in one pinned copy each way
+#   memory-93.trace.json.gz       93% of the GPU's memory held (profile_memory)
+#   memory-30.trace.json.gz       30% held
+#   torch-loop.db.gz              `record --gpu on` of scripts/gpu_check/torch_loop.py
+#   small-copies.db.gz            `record --gpu on` of the small copies
+#   memory-93.db.gz               `record --gpu off` of 93% held (NVML counters)
+# Usage: scripts/gpu_check/capture_testdata.sh OUTDIR (binaries as in
+# scripts/device-check-gpu: .gpu-pack/ or build/).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: capture_testdata.sh OUTDIR}
+mkdir -p "$out"
+if [ -x .gpu-pack/stepscope ]; then
+  stepscope=$PWD/.gpu-pack/stepscope
+  export LD_LIBRARY_PATH=$PWD/.gpu-pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  stepscope=$PWD/build/stepscope
+fi
+export STEPSCOPE_PYTHON_DIR=$PWD/python PYTHONUNBUFFERED=1
+checks=scripts/gpu_check
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 $checks/memcpy_program.py small "$work/small-copies.trace.json"
+python3 $checks/memcpy_program.py batched "$work/batched-copies.trace.json"
+python3 $checks/memory_program.py 0.93 "$work/memory-93.trace.json"
+python3 $checks/memory_program.py 0.30 "$work/memory-30.trace.json"
+"$stepscope" record --gpu on -o "$work/torch-loop.db" -- python3 $checks/torch_loop.py 30
+"$stepscope" record --gpu on -o "$work/small-copies.db" -- python3 $checks/memcpy_program.py small -
+"$stepscope" record --gpu off -o "$work/memory-93.db" -- python3 $checks/memory_program.py 0.93 -
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())' \
+  > "$out/versions.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/versions.txt"
+for f in "$work"/*.json "$work"/*.db; do gzip -9 < "$f" > "$out/$(basename "$f").gz"; done
+ls -l "$out"
