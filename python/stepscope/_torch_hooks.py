@@ -9,6 +9,8 @@ What each hook measures (docs/steps.md has the whole story):
   worker      in DataLoader workers, the dataset fetch of each batch
   memory      per step: peak RSS, and CUDA's allocator peak when CUDA is in use
   gc          gc.callbacks: each collection of Python's cyclic garbage collector
+  profiler    torch.profiler asking for CUDA activity: stepscope's GPU collector
+              hands CUPTI over to it first (_cupti.py)
 
 Every hook is a Hook: its first exception turns it off with one warning.
 """
@@ -19,7 +21,7 @@ import importlib.abc
 import sys
 import threading
 
-from . import _channel, _steps
+from . import _channel, _cupti, _steps
 from ._hook import Hook
 
 _get_tid = threading.get_native_id
@@ -32,6 +34,7 @@ backward_hook = Hook("backward")
 worker_hook = Hook("worker_batch")
 memory_hook = Hook("cuda_memory")
 gc_hook = Hook("gc")
+profiler_hook = Hook("profiler")
 
 # Per thread: nesting of module forwards, backward calls and optimizer steps, so only
 # the outermost call of each makes a span (a model's submodules, Tensor.backward
@@ -307,6 +310,28 @@ def _note_gc(phase, info):
         channel.send("G %d %d %d %d" % (_get_tid(), start, _now(), info.get("generation", -1)))
 
 
+# ------------------------------------------------------------------------ profiler
+
+def _install_profiler_hooks(torch):
+    # Every torch.profiler entry (profile, _KinetoProfile, autograd's profile,
+    # 1.13 and 2.x) prepares Kineto through this module-level function.
+    module = importlib.import_module("torch.autograd.profiler")
+    original_prepare = module._prepare_profiler
+
+    def prepare_profiler(config, activities, *args, **kwargs):
+        undo = None
+        if profiler_hook.on and _cupti.wants_device(activities):
+            undo = profiler_hook.run(_cupti.hand_over, torch)
+        try:
+            return original_prepare(config, activities, *args, **kwargs)
+        finally:
+            if undo is not None:
+                undo()
+
+    prepare_profiler.__wrapped__ = original_prepare
+    module._prepare_profiler = prepare_profiler
+
+
 # ------------------------------------------------------------------------- install
 
 _INSTALLERS = (
@@ -317,6 +342,7 @@ _INSTALLERS = (
     (backward_hook, _install_backward_hooks),
     (memory_hook, _install_memory_hooks),
     (gc_hook, _install_gc_hooks),
+    (profiler_hook, _install_profiler_hooks),
 )
 
 

@@ -86,11 +86,14 @@ bool load_api(Api& api, std::string& error) {
   bind(api.handle, api.getResultString, "cuptiGetResultString");
   bind(api.handle, api.subscribe, "cuptiSubscribe");
   bind(api.handle, api.subscribe_v2, "cuptiSubscribe_v2");
+  bind(api.handle, api.unsubscribe, "cuptiUnsubscribe");
+  bind(api.handle, api.finalize, "cuptiFinalize");
   bind(api.handle, api.getCallbackName, "cuptiGetCallbackName");
   bind(api.handle, api.setThreadIdType, "cuptiSetThreadIdType");
   bind(api.handle, api.registerTimestampCallback, "cuptiActivityRegisterTimestampCallback");
   bind(api.handle, api.registerCallbacks, "cuptiActivityRegisterCallbacks");
   bind(api.handle, api.enable, "cuptiActivityEnable");
+  bind(api.handle, api.disable, "cuptiActivityDisable");
   bind(api.handle, api.enableRuntimeApi, "cuptiActivityEnableRuntimeApi");
   bind(api.handle, api.enableDriverApi, "cuptiActivityEnableDriverApi");
   bind(api.handle, api.getNextRecord, "cuptiActivityGetNextRecord");

@@ -17,11 +17,14 @@ struct Api {
   CUptiResult (*getResultString)(CUptiResult, const char**) = nullptr;
   CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
   CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*) = nullptr;
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+  CUptiResult (*finalize)() = nullptr;
   CUptiResult (*getCallbackName)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*setThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
   CUptiResult (*registerTimestampCallback)(CUpti_TimestampCallbackFunc) = nullptr;
   CUptiResult (*registerCallbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult (*enable)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*enableRuntimeApi)(CUpti_CallbackId, uint8_t) = nullptr;
   CUptiResult (*enableDriverApi)(CUpti_CallbackId, uint8_t) = nullptr;
   CUptiResult (*getNextRecord)(uint8_t*, size_t, CUpti_Activity**) = nullptr;

@@ -5,7 +5,9 @@
 //
 // It prints nothing, except one line when another CUPTI client holds the
 // process (then it steps aside). Everything else it has to say goes into the
-// file as a note, which `record` shows at the end.
+// file as a note, which `record` shows at the end. When torch.profiler is
+// about to collect CUDA activity in the process, stepscope's Python hook asks
+// it to hand CUPTI over (stepscope_release_cupti), since CUDA allows one client.
 //
 // The state is one process-wide object: CUDA calls InitializeInjection once
 // per process, and CUPTI's buffer callbacks carry no user pointer.
@@ -111,6 +113,7 @@ class Collector {
   int initialize_nvtx(const void* export_table);
   void buffer_completed(uint8_t* buffer, size_t valid_size);
   void at_exit();
+  int release(const char* to_whom);
   void forked_child() { active_ = false; }
 
  private:
@@ -125,12 +128,15 @@ class Collector {
   bool subscribe();
   void enable();
   void start_flusher();
+  void stop_flusher();
+  void close_file();
   void note(const std::string& text);
   void write_locked(const std::string& bytes);
   void append_clock(std::string& out);
   bool owned() const { return active_ && owner_ == getpid(); }
 
   Api api_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
   bool loaded_ = false;
   std::string load_error_;
   Encoder encoder_;
@@ -208,7 +214,10 @@ bool Collector::subscribe() {
   } else {
     result = api_.subscribe(&handle, subscriber_callback, nullptr);
   }
-  if (result == CUPTI_SUCCESS) return true;
+  if (result == CUPTI_SUCCESS) {
+    subscriber_ = handle;
+    return true;
+  }
   std::string why;
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     why = std::string("CUPTI is already held by ") + (holder[0] ? holder : "another tool (nsys, ncu or a profiler)") +
@@ -274,6 +283,12 @@ int Collector::initialize() {
   const char* dir = std::getenv("STEPSCOPE_GPU_DIR");
   if (!dir || !*dir) return 1;  // loaded outside `stepscope record`: stay out of the way
   if (fd_ >= 0 || !open_file(dir)) return 1;
+  // Set by the Python hook when torch.profiler asked for CUPTI before CUDA
+  // started in this process: it was first, so it keeps CUPTI.
+  if (const char* holder = std::getenv("STEPSCOPE_GPU_YIELD"); holder && *holder) {
+    note(std::string("CUPTI left to ") + holder + ", which asked for it first: this process is recorded without GPU activity");
+    return 1;
+  }
   active_ = true;
   if (!load()) {
     note(load_error_);
@@ -307,19 +322,48 @@ void Collector::buffer_completed(uint8_t* buffer, size_t valid_size) {
   write_locked(out);
 }
 
-void Collector::at_exit() {
-  if (!owned()) return;
+void Collector::stop_flusher() {
   {
     std::lock_guard lock(flusher_mutex_);
     stopping_ = true;
   }
   flusher_wake_.notify_all();
   if (flusher_.joinable()) flusher_.join();
-  api_.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void Collector::close_file() {
   std::lock_guard lock(mutex_);
   active_ = false;
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
+}
+
+void Collector::at_exit() {
+  if (!owned()) return;
+  stop_flusher();
+  api_.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  close_file();
+}
+
+// What was recorded so far is flushed and kept; then CUPTI is detached
+// (cuptiFinalize), which also drops this library's buffer and timestamp
+// callbacks, so the next client starts from CUPTI's defaults. The caller has
+// synchronized the device, as CUPTI asks before a detach.
+int Collector::release(const char* to_whom) {
+  if (!owned()) return 0;
+  stop_flusher();
+  if (api_.disable) {
+    for (CUpti_ActivityKind kind : kKinds) api_.disable(kind);
+  }
+  api_.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (api_.unsubscribe && subscriber_) api_.unsubscribe(subscriber_);
+  subscriber_ = nullptr;
+  CUptiResult detached = api_.finalize ? api_.finalize() : CUPTI_ERROR_NOT_SUPPORTED;
+  std::string who = to_whom && *to_whom ? to_whom : "another CUPTI client";
+  note("CUPTI handed to " + who + ": GPU activity from then on is in its trace, not in this run" +
+       (detached == CUPTI_SUCCESS ? "" : " (cuptiFinalize: " + result_text(api_, detached) + ")"));
+  close_file();
+  return 1;
 }
 
 // NVTX calls this with its export table when NVTX_INJECTION64_PATH names this
@@ -337,6 +381,13 @@ int Collector::initialize_nvtx(const void* export_table) {
 }  // namespace stepscope::cupti
 
 STEPSCOPE_EXPORT int InitializeInjection(void) { return stepscope::cupti::Collector::get().initialize(); }
+
+// Called through ctypes by stepscope's Python hook (python/stepscope/_cupti.py)
+// just before torch.profiler starts collecting CUDA activity. Returns 1 when
+// this process's CUPTI was handed over, 0 when the library held none.
+STEPSCOPE_EXPORT int stepscope_release_cupti(const char* to_whom) {
+  return stepscope::cupti::Collector::get().release(to_whom);
+}
 
 STEPSCOPE_EXPORT int InitializeInjectionNvtx2(const void* export_table) {
   return stepscope::cupti::Collector::get().initialize_nvtx(export_table);

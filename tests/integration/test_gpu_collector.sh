@@ -10,15 +10,19 @@ library="$(dirname "$STEPSCOPE")/libstepscope-cupti.so"
 sql() { sqlite3 "$1" "$2"; }
 
 if [ -f "$library" ]; then
-  # Only the two entry points CUDA and NVTX look up are exported.
+  # Only the two entry points CUDA and NVTX look up, and the hand-over to
+  # torch.profiler, are exported.
   exports=$(nm -D --defined-only "$library" | awk '{print $3}' | sort | tr '\n' ' ')
-  [ "$exports" = "InitializeInjection InitializeInjectionNvtx2 " ] || fail "library exports: $exports"
+  [ "$exports" = "InitializeInjection InitializeInjectionNvtx2 stepscope_release_cupti " ] || fail "library exports: $exports"
 
   # Loaded outside `record`, it does nothing and says nothing.
   load='import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).InitializeInjection())'
   env -u STEPSCOPE_GPU_DIR python3 -c "$load" "$library" >"$WORK/out" 2>"$WORK/err" || fail "loading the library failed"
   [ "$(cat "$WORK/out")" = 1 ] && [ ! -s "$WORK/err" ] || fail "outside record: $(cat "$WORK/out" "$WORK/err")"
   nvtx='import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).InitializeInjectionNvtx2(None))'
+  release='import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).stepscope_release_cupti(b"torch.profiler"))'
+  env -u STEPSCOPE_GPU_DIR python3 -c "$release" "$library" >"$WORK/out" 2>"$WORK/err" || fail "the hand-over crashed"
+  [ "$(cat "$WORK/out")" = 0 ] && [ ! -s "$WORK/err" ] || fail "hand-over holding nothing: $(cat "$WORK/out" "$WORK/err")"
   env -u STEPSCOPE_GPU_DIR python3 -c "$nvtx" "$library" >"$WORK/out" 2>"$WORK/err" || fail "NVTX entry crashed"
   [ "$(cat "$WORK/out")" = 0 ] && [ ! -s "$WORK/err" ] || fail "NVTX entry outside record: $(cat "$WORK/out" "$WORK/err")"
 
@@ -36,6 +40,33 @@ if [ -f "$library" ]; then
       /nonexistent/*) grep -aq "no libcupti found" "$WORK"/gpu/*.gpu || fail "no note on the missing libcupti" ;;
     esac
   done
+
+  # torch.profiler asked for CUPTI before CUDA started (the Python hook set
+  # STEPSCOPE_GPU_YIELD): the library leaves CUPTI alone and says so.
+  rm -f "$WORK"/gpu/*
+  STEPSCOPE_GPU_DIR="$WORK/gpu" STEPSCOPE_GPU_YIELD=torch.profiler python3 -c "$load" "$library" \
+    >"$WORK/out" 2>"$WORK/err" || fail "loading the library after a yield crashed"
+  [ "$(cat "$WORK/out")" = 1 ] && [ ! -s "$WORK/err" ] || fail "after a yield: $(cat "$WORK/out" "$WORK/err")"
+  grep -aq "CUPTI left to torch.profiler, which asked for it first" "$WORK"/gpu/*.gpu || fail "no note on the yield"
+
+  # The Python side of the hand-over (python/stepscope/_cupti.py): with the
+  # library not loaded yet it marks the environment for the profiler's own
+  # start of CUDA, and undoes that; with it loaded it calls the library (which
+  # holds nothing here) and leaves the environment alone.
+  PYTHONPATH="$STEPSCOPE_REPO/python" CUDA_INJECTION64_PATH="$library" STEPSCOPE_GPU_DIR="$WORK/gpu" python3 - <<'PYEOF' \
+    || fail "the Python hand-over"
+import ctypes, os, types
+from stepscope import _cupti
+torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_initialized=lambda: False))
+activity = lambda name: types.SimpleNamespace(name=name)
+assert _cupti.wants_device([activity("CPU"), activity("CUDA")]) and not _cupti.wants_device([activity("CPU")])
+undo = _cupti.hand_over(torch)
+assert os.environ.get("STEPSCOPE_GPU_YIELD") == "torch.profiler" and undo is not None
+undo()
+assert "STEPSCOPE_GPU_YIELD" not in os.environ
+ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+assert _cupti.hand_over(torch) is None and "STEPSCOPE_GPU_YIELD" not in os.environ
+PYEOF
 else
   echo "note: $library not built (no CUPTI headers); library checks skipped"
 fi
@@ -57,6 +88,26 @@ expect_status 0 "$STEPSCOPE" record --gpu on -o "$WORK/on.db" -- python3 -c 'pri
 expect_stderr_contains "--gpu on: no GPU activity recorded: "
 [ "$(sql "$WORK/on.db" "SELECT count(*) FROM samples")" -gt 0 ] || true  # a short program may not be sampled
 [ "$(sql "$WORK/on.db" "SELECT value FROM metadata WHERE key = 'gpu'")" = on ] || fail "gpu metadata for on"
+
+# torch.profiler with CUDA activity in a recorded program (torch's CPU build
+# here: no CUDA starts): the hook is in, the profiler works as without
+# stepscope, and nothing is left in the environment.
+if "$PY" -c 'import torch' 2>/dev/null; then
+  cat > "$WORK/profiled.py" <<'PYEOF'
+import os, torch
+import torch.autograd.profiler as autograd_profiler
+from torch.profiler import ProfilerActivity, profile
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    x = torch.randn(64, 64)
+    for _ in range(5):
+        x = x @ x
+matmuls = sum(1 for e in prof.events() if e.name == "aten::matmul")
+print(hasattr(autograd_profiler._prepare_profiler, "__wrapped__"), matmuls, "STEPSCOPE_GPU_YIELD" in os.environ)
+PYEOF
+  expect_status 0 "$STEPSCOPE" record --gpu on -o "$WORK/profiled.db" -- "$PY" "$WORK/profiled.py"
+  [ "$(cat "$WORK/stdout")" = "True 5 False" ] || fail "torch.profiler under record: $(cat "$WORK/stdout")"
+  ! grep -q "hook profiler disabled" "$WORK/stderr" || fail "the profiler hook failed: $(cat "$WORK/stderr")"
+fi
 
 # Activity files from two processes, the parent killed mid-record.
 expect_status 137 "$STEPSCOPE" record --gpu on -o "$WORK/fake.db" -- python3 "$programs/fake_cuda_activity.py" --killed
