@@ -50,13 +50,17 @@ def normalized(path):
     0.25 us, and comparisons of launch and kernel times flip; subtracting the
     first timestamp in decimal keeps every digit the trace wrote. cuda_sync
     events are device waits, not activity, for stepscope; device events
-    without a stream are host events for HTA: both are dropped."""
+    without a stream are host events for HTA: both are dropped. So are the
+    device-side ProfilerStep ranges newer Kineto writes: HTA would take their
+    start, later than the host's, as the last step's, and keep a few events
+    the cut-short step launched (docs/gpu.md, "Complete steps")."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         trace = json.load(f, parse_float=decimal.Decimal)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     events = [e for e in events if e.get("cat") != "cuda_sync" and
-              not (e.get("cat") in DEVICE_CATS and "stream" not in (e.get("args") or {}))]
+              not (e.get("cat") in DEVICE_CATS and "stream" not in (e.get("args") or {})) and
+              not (e.get("cat") == "gpu_user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#"))]
     base = min((e["ts"] for e in events if "ts" in e), default=0)
     for e in events:
         if "ts" in e:

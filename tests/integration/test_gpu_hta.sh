@@ -1,6 +1,7 @@
 # The device analyses of `report` against Holistic Trace Analysis run on the
-# same real traces (CUDA, ROCm, MTIA, NCCL, no GPU), and against computations
-# on the raw JSON in check_gpu_hta.py.
+# same real traces (CUDA, ROCm, MTIA, NCCL, no GPU; and one that torch 2.11
+# wrote on an H200 with CUDA 13, tests/data/gpu), and against computations on
+# the raw JSON in check_gpu_hta.py.
 source "$(dirname "$0")/lib.sh"
 check="$STEPSCOPE_REPO/tests/integration/check_gpu_hta.py"
 kineto="$STEPSCOPE_SHARED/testdata/kineto"
@@ -20,6 +21,10 @@ for trace in \
   pairs+=("$kineto/$trace" "$report")
   passed=$((passed + 1))
 done
+h200="$STEPSCOPE_REPO/tests/data/gpu/small-copies.trace.json.gz"
+expect_status 0 "$STEPSCOPE" report "$h200" --json -o "$WORK/h200.report.json"
+pairs+=("$h200" "$WORK/h200.report.json")
+passed=$((passed + 1))
 # One Python process for all: HTA and pandas load once.
 "$PY" "$check" compare "${pairs[@]}" 2>"$WORK/check.err" ||
   fail "$(grep -v Warning "$WORK/check.err" | grep -v '^  ' | head -30)"
