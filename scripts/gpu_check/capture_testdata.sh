@@ -8,6 +8,9 @@
 #   torch-loop.db.gz              `record --gpu on` of scripts/gpu_check/torch_loop.py
 #   small-copies.db.gz            `record --gpu on` of the small copies
 #   memory-93.db.gz               `record --gpu off` of 93% held (NVML counters)
+#   ops-cuda.trace.json.gz, ops-cuda.key_averages.json
+#                                 tests/integration/programs/torch_ops_trace.py --cuda:
+#                                 a trace and torch's own key_averages() of it
 # Usage: scripts/gpu_check/capture_testdata.sh OUTDIR (binaries as in
 # scripts/device-check-gpu: .gpu-pack/ or build/).
 set -euo pipefail
@@ -32,6 +35,8 @@ python3 $checks/memory_program.py 0.30 "$work/memory-30.trace.json"
 "$stepscope" record --gpu on -o "$work/torch-loop.db" -- python3 $checks/torch_loop.py 30
 "$stepscope" record --gpu on -o "$work/small-copies.db" -- python3 $checks/memcpy_program.py small -
 "$stepscope" record --gpu off -o "$work/memory-93.db" -- python3 $checks/memory_program.py 0.93 -
+ops=tests/integration/programs/torch_ops_trace.py
+python3 $ops "$work/ops-cuda.trace.json" "$out/ops-cuda.key_averages.json" --cuda
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())' \
   > "$out/versions.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/versions.txt"

@@ -1,7 +1,8 @@
 # The operator table of `report` against torch's own key_averages() on the
 # same profile: PyTorch 2.x (Kineto trace; plain, and with record_shapes and
 # with_stack, whose Python function events nest untidily and give negative
-# self times that torch keeps) and Debian's 1.13 (legacy autograd export).
+# self times that torch keeps), Debian's 1.13 (legacy autograd export), and a
+# CUDA profile torch 2.11 made on an H200 (device times; tests/data/gpu).
 source "$(dirname "$0")/lib.sh"
 program="$STEPSCOPE_REPO/tests/integration/programs/torch_ops_trace.py"
 check="$STEPSCOPE_REPO/tests/integration/check_ops_torch.py"
@@ -28,6 +29,11 @@ compare() {  # compare NAME PYTHON [--shapes] [--stack]
 }
 
 compare kineto "$PY"
+# A GPU profile made once on an H200 (tests/data/gpu): device times too.
+gpu="$STEPSCOPE_REPO/tests/data/gpu"
+expect_status 0 "$STEPSCOPE" report "$gpu/ops-cuda.trace.json.gz" --json -o "$WORK/cuda.ops.json"
+"$PY" "$check" "$gpu/ops-cuda.key_averages.json" "$WORK/cuda.ops.json" || fail "cuda: ops differ from torch's"
+passed=$((passed + 1))
 compare kineto_shapes_stack "$PY" --shapes --stack
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   compare legacy /usr/bin/python3 --shapes
