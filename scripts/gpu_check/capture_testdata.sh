@@ -8,6 +8,9 @@
 #   torch-loop.db.gz              `record --gpu on` of scripts/gpu_check/torch_loop.py
 #   small-copies.db.gz            `record --gpu on` of the small copies
 #   memory-93.db.gz               `record --gpu off` of 93% held (NVML counters)
+#   example-w0.db.gz, example-w2.db.gz
+#                                 `record` of examples/train_lm.py --device cuda with 0
+#                                 DataLoader workers, and with 2 and pin_memory
 #   ops-cuda.trace.json.gz, ops-cuda.key_averages.json
 #                                 tests/integration/programs/torch_ops_trace.py --cuda:
 #                                 a trace and torch's own key_averages() of it
@@ -35,6 +38,8 @@ python3 $checks/memory_program.py 0.30 "$work/memory-30.trace.json"
 "$stepscope" record --gpu on -o "$work/torch-loop.db" -- python3 $checks/torch_loop.py 30
 "$stepscope" record --gpu on -o "$work/small-copies.db" -- python3 $checks/memcpy_program.py small -
 "$stepscope" record --gpu off -o "$work/memory-93.db" -- python3 $checks/memory_program.py 0.93 -
+"$stepscope" record -o "$work/example-w0.db" -- python3 examples/train_lm.py --device cuda
+"$stepscope" record -o "$work/example-w2.db" -- python3 examples/train_lm.py --device cuda --num-workers 2 --pin-memory
 ops=tests/integration/programs/torch_ops_trace.py
 python3 $ops "$work/ops-cuda.trace.json" "$out/ops-cuda.key_averages.json" --cuda
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())' \

@@ -4,9 +4,12 @@
 // launches (host_launch_bound); communication that computation does not hide
 // (communication_not_overlapped); copies from pageable memory or in many
 // small pieces (pageable_memcpy, small_memcpy). Shares are of the device's
-// span (first activity to last), the window the GPU analyses measure.
+// span (first activity to last), the window the GPU analyses measure; but
+// the device's idle time in a recorded run is measured over its steady steps
+// (steady_device_idle).
 #include <fmt/format.h>
 
+#include "analyses/device_activity.hpp"
 #include "analyses/diagnosis_rules.hpp"
 
 namespace stepscope {
@@ -48,6 +51,46 @@ std::string window_text(const GpuRank& rank) {
   return text;
 }
 
+// How much of the window the device idles, and how much of that idle time
+// the host spent waiting for data (input_bound's, not a launch problem).
+struct WindowIdle {
+  int64_t length_ns = 0, idle_ns = 0, data_wait_ns = 0;
+  bool steady_steps = false;  // else the device's span
+  std::string text;
+  double share() const { return ratio(static_cast<double>(idle_ns - data_wait_ns), static_cast<double>(length_ns)); }
+};
+
+WindowIdle span_idle(const GpuRank& rank) {
+  return {rank.temporal.span_ns, rank.temporal.idle_ns, 0, false, window_text(rank)};
+}
+
+// A recorded run holds the whole program, start-up included (on the GPU
+// example, 4.4 s of a 5.3 s device span come before the first step), so over
+// the device's span nearly any recorded GPU program idles ~100%. There the
+// window is the steady steps, and idle time during the main process's data
+// waits is left to input_bound. Traces keep the span: the profiler's window
+// is steps already, and HTA measures it so.
+std::optional<WindowIdle> steady_device_idle(const DiagnosisInput& in, const DiagnosisFacts& f) {
+  if (in.steps.origin != StepsOrigin::kHooks || !f.primary || f.window_end_ns <= f.window_start_ns) return std::nullopt;
+  std::vector<Interval> busy, waits;
+  for (const Span& s : in.run.spans) {
+    if (is_device_activity(s.kind)) {
+      busy.push_back({s.start_ns, s.end_ns});
+    } else if (s.kind == SpanKind::kDataWait && s.pid == f.primary->pid) {
+      waits.push_back({s.start_ns, s.end_ns});
+    }
+  }
+  busy = clip_disjoint(merge_unsorted(std::move(busy)), f.window_start_ns, f.window_end_ns);
+  waits = clip_disjoint(merge_unsorted(std::move(waits)), f.window_start_ns, f.window_end_ns);
+  WindowIdle w;
+  w.length_ns = f.window_end_ns - f.window_start_ns;
+  w.idle_ns = w.length_ns - total_length(busy);
+  w.data_wait_ns = total_length(waits) - overlap_length(waits, busy);
+  w.steady_steps = true;
+  w.text = fmt::format("{:.1f} ms of steady steps", ms(w.length_ns));
+  return w;
+}
+
 // The host-device copies, summed over the two directions.
 struct CopyTotals {
   size_t copies = 0, pageable = 0, small = 0;
@@ -79,11 +122,12 @@ CopyTotals copy_totals(const GpuRank& rank) {
 
 }  // namespace
 
-std::optional<Finding> gpu_utilization_rule(const DiagnosisInput& in, const DiagnosisFacts&) {
+std::optional<Finding> gpu_utilization_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   const GpuRank* r = device_rank(in);
   if (!r) return std::nullopt;
   const GpuTemporal& t = r->temporal;
-  double share = ratio(static_cast<double>(t.idle_ns), static_cast<double>(t.span_ns));
+  WindowIdle window = steady_device_idle(in, facts).value_or(span_idle(*r));
+  double share = window.share();
   if (share < kGpuIdleShare) return std::nullopt;
   IdleCauses causes = idle_causes(*r);
   double host_wait = ratio(static_cast<double>(causes.host_wait), static_cast<double>(causes.total()));
@@ -91,8 +135,20 @@ std::optional<Finding> gpu_utilization_rule(const DiagnosisInput& in, const Diag
   bool launch_bound = r->launch.launches >= kMinLaunches && tiny >= kTinyLaunchShare && host_wait >= kHostWaitOfIdle;
 
   Finding out = time_finding(launch_bound ? "host_launch_bound" : "gpu_idle", share);
-  out.evidence.push_back(fmt::format("the device idles {} of the {}: busy {:.1f} ms, computing {:.1f} ms",
-                                     percent_text(share), window_text(*r), ms(t.busy_ns), ms(t.compute_ns)));
+  if (!window.steady_steps) {
+    out.evidence.push_back(fmt::format("the device idles {} of the {}: busy {:.1f} ms, computing {:.1f} ms",
+                                       percent_text(share), window.text, ms(t.busy_ns), ms(t.compute_ns)));
+  } else {
+    double idle = ratio(static_cast<double>(window.idle_ns), static_cast<double>(window.length_ns));
+    double waiting = ratio(static_cast<double>(window.data_wait_ns), static_cast<double>(window.length_ns));
+    out.evidence.push_back(window.data_wait_ns > 0
+                               ? fmt::format("the device idles {} of the {}, {} while the host waited for data "
+                                             "(see input_bound): {} is left",
+                                             percent_text(idle), window.text, percent_text(waiting), percent_text(share))
+                               : fmt::format("the device idles {} of the {}", percent_text(share), window.text));
+    out.evidence.push_back(fmt::format("over the whole run, {}: busy {:.1f} ms, computing {:.1f} ms", window_text(*r),
+                                       ms(t.busy_ns), ms(t.compute_ns)));
+  }
   if (causes.total() > 0) {
     auto part = [&](int64_t ns) { return percent_text(ratio(static_cast<double>(ns), static_cast<double>(causes.total()))); };
     out.evidence.push_back(fmt::format(
@@ -116,7 +172,8 @@ std::optional<Finding> gpu_utilization_rule(const DiagnosisInput& in, const Diag
         "replay a step's launches at once; move Python work out of the step.";
     return out;
   }
-  out.title = fmt::format("Low device utilization: the device idles {} of the traced time", percent_text(share));
+  out.title = fmt::format("Low device utilization: the device idles {} of the {}", percent_text(share),
+                          window.steady_steps ? "steady steps" : "traced time");
   out.recommendation =
       causes.other > causes.host_wait + causes.kernel_wait
           ? "The device mostly waits on synchronizations and other streams: remove .item(), .cpu() and explicit "
@@ -181,12 +238,25 @@ std::optional<Finding> pageable_memcpy_rule(const DiagnosisInput& in, const Diag
   return out;
 }
 
-std::optional<Finding> small_memcpy_rule(const DiagnosisInput& in, const DiagnosisFacts&) {
+// The steps the GPU analyses' copies came from: the profiler steps they kept
+// (the last is left out when cut short), or a recorded run's steps; 0 when
+// unknown.
+size_t copy_steps(const DiagnosisInput& in, const DiagnosisFacts& f, const GpuRank& r) {
+  if (r.profiler_steps >= 1) return r.complete_steps_only ? r.profiler_steps - 1 : r.profiler_steps;
+  if (in.steps.origin == StepsOrigin::kHooks && f.primary) return f.primary->steps.size();
+  return 0;
+}
+
+std::optional<Finding> small_memcpy_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   const GpuRank* r = device_rank(in);
   if (!r) return std::nullopt;
   CopyTotals c = copy_totals(*r);
   double of_copies = ratio(static_cast<double>(c.small), static_cast<double>(c.copies));
   if (c.small < kMinSmallCopies || of_copies < kSmallCopiesOfCopies) return std::nullopt;
+  // Every step moves its inputs and targets, and often reads back a loss: a
+  // few small copies a step are the minimum of any loop, not pieces.
+  size_t steps = copy_steps(in, facts, *r);
+  if (steps > 0 && c.small < kMinSmallCopiesPerStep * steps) return std::nullopt;
   double share = ratio(static_cast<double>(c.small_ns), static_cast<double>(r->temporal.span_ns));
   Finding out = time_finding("small_memcpy", share);
   out.title = fmt::format("Many small copies: {} host-device copies under {} KiB", c.small, kSmallMemcpyBytes / 1024);
@@ -195,11 +265,9 @@ std::optional<Finding> small_memcpy_rule(const DiagnosisInput& in, const Diagnos
       "costs a launch on the host",
       c.small, c.copies, percent_text(of_copies), c.small_directions, kSmallMemcpyBytes / 1024, ms(c.small_ns),
       percent_text(share), window_text(*r)));
-  // The steps whose activity the GPU analyses kept (the last one is left out when cut short).
-  size_t steps = r->complete_steps_only ? r->profiler_steps - 1 : r->profiler_steps;
   if (steps >= 1) {
-    out.evidence.push_back(fmt::format("{:.0f} small copies per profiler step",
-                                       static_cast<double>(c.small) / static_cast<double>(steps)));
+    out.evidence.push_back(fmt::format("{:.0f} small copies per {}step", static_cast<double>(c.small) / static_cast<double>(steps),
+                                       r->profiler_steps >= 1 ? "profiler " : ""));
   }
   out.recommendation =
       "Batch the copies: collate a batch into a few large tensors (one copy each) rather than many small ones; "

@@ -66,5 +66,6 @@ inline constexpr double kExposedCommShare = 0.10;     // communication no comput
 inline constexpr double kPageableOfBusy = 0.10;       // pageable copies, of the device's busy time
 inline constexpr size_t kMinSmallCopies = 100;        // small copies in the trace
 inline constexpr double kSmallCopiesOfCopies = 0.5;   // of the copies
+inline constexpr size_t kMinSmallCopiesPerStep = 10;  // when the steps are known
 
 }  // namespace stepscope

@@ -85,3 +85,46 @@ assert small > 0 and "small_memcpy" not in ids, small
 '
 # A trace without device activity: nothing from the device rules.
 check cpu cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz 'assert t is None and not device_ids & set(ids), ids'
+
+# Recorded GPU runs (tests/data/gpu, made on an H200). A recording holds the
+# whole program, start-up included, so the device's idle time is measured over
+# the steady steps, and what of it falls in the main process's data waits is
+# input_bound's: the share is recomputed here from the run's tables. The
+# example with 0 workers is input-bound first (the launch overhead a smaller
+# second); with 2 workers launch-bound alone; the MLP loop launch-bound.
+for name in example-w0 example-w2 torch-loop; do
+  gunzip -c "$STEPSCOPE_REPO/tests/data/gpu/$name.db.gz" > "$WORK/$name.db"
+  expect_status 0 "$STEPSCOPE" report "$WORK/$name.db" --json -o "$WORK/$name.json"
+  "$PY" - "$WORK/$name.db" "$WORK/$name.json" "$name" <<'PYEOF' || fail "$name: the device's idle time over steady steps"
+import json, sqlite3, sys
+db, report, name = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2])), sys.argv[3]
+steps = report["steps"]
+starts = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 1 AND pid = ? ORDER BY start_ns",
+                    (steps["pid"],)).fetchall()
+start, end = starts[steps["warmup_steps"]][0], starts[-1][1]
+def union(rows):
+    merged = []
+    for s, e in sorted((max(s, start), min(e, end)) for s, e in rows if e > start and s < end):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return merged
+busy = union(db.execute("SELECT start_ns, end_ns FROM spans WHERE kind IN (9, 10, 11)"))
+waits = union(db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 2 AND pid = ?", (steps["pid"],)))
+length = lambda xs: sum(e - s for s, e in xs)
+both = sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in waits for s2, e2 in busy)
+share = (end - start - length(busy) - (length(waits) - both)) / (end - start)
+by = {f["id"]: f for f in report["diagnosis"]}
+ids = [f["id"] for f in report["diagnosis"]]
+f = by["host_launch_bound"]
+print(name, [(i, round(by[i]["expected_speedup"], 2)) for i in ids], "recomputed share", round(share, 4))
+assert abs(f["share"] - share) < 1e-9, (f["share"], share)
+assert "of steady steps" in f["evidence"][0], f["evidence"]
+if name == "example-w0":
+    assert ids[0] == "input_bound" and "num_workers" in by["input_bound"]["recommendation"], ids
+    assert "while the host waited for data" in f["evidence"][0], f["evidence"]
+else:
+    assert ids[0] == "host_launch_bound" and "input_bound" not in ids, ids
+PYEOF
+done

@@ -145,6 +145,19 @@ TEST(DiagnosisGpu, SmallCopies) {
   EXPECT_FALSE(find(diagnose(&r), "small_memcpy"));
 }
 
+TEST(DiagnosisGpu, AFewSmallCopiesAStepAreNoFinding) {
+  GpuRank r = rank_with(80, 10, 5, 1000, 0);
+  stepscope::MemcpyDirection htod{.direction = "HtoD", .count = 150, .total_ns = 2 * kMs};
+  htod.small = 150;
+  r.memcpy.directions.push_back(htod);
+  r.profiler_steps = 15;  // 10 small copies in each: the line
+  EXPECT_TRUE(find(diagnose(&r), "small_memcpy"));
+  r.profiler_steps = 16;  // fewer than 10 a step: inputs, targets, a loss read back
+  EXPECT_FALSE(find(diagnose(&r), "small_memcpy"));
+  r.profiler_steps = 0;  // steps unknown: the counts alone decide
+  EXPECT_TRUE(find(diagnose(&r), "small_memcpy"));
+}
+
 TEST(DiagnosisGpu, ReportPassesTheFirstRanksAnalysis) {
   // A trace whose device idles between launches of tiny kernels.
   stepscope::Run run;
