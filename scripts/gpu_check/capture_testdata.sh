@@ -14,8 +14,11 @@
 #   ops-cuda.trace.json.gz, ops-cuda.key_averages.json
 #                                 tests/integration/programs/torch_ops_trace.py --cuda:
 #                                 a trace and torch's own key_averages() of it
+#   versions.txt                  torch, CUDA, the GPU and its driver
 # Usage: scripts/gpu_check/capture_testdata.sh OUTDIR (binaries as in
-# scripts/device-check-gpu: .gpu-pack/ or build/).
+# scripts/device-check-gpu: .gpu-pack/ or build/). Writes them all in one
+# OUTDIR/gpu-testdata.tar (the device tool brings back 8 files at most):
+# `tar -xf gpu-testdata.tar -C tests/data/gpu` puts them in place.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: capture_testdata.sh OUTDIR}
@@ -41,9 +44,11 @@ python3 $checks/memory_program.py 0.30 "$work/memory-30.trace.json"
 "$stepscope" record -o "$work/example-w0.db" -- python3 examples/train_lm.py --device cuda
 "$stepscope" record -o "$work/example-w2.db" -- python3 examples/train_lm.py --device cuda --num-workers 2 --pin-memory
 ops=tests/integration/programs/torch_ops_trace.py
-python3 $ops "$work/ops-cuda.trace.json" "$out/ops-cuda.key_averages.json" --cuda
+mkdir "$work/pack"
+python3 $ops "$work/ops-cuda.trace.json" "$work/pack/ops-cuda.key_averages.json" --cuda
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())' \
-  > "$out/versions.txt"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/versions.txt"
-for f in "$work"/*.json "$work"/*.db; do gzip -9 < "$f" > "$out/$(basename "$f").gz"; done
-ls -l "$out"
+  > "$work/pack/versions.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$work/pack/versions.txt"
+for f in "$work"/*.json "$work"/*.db; do gzip -9 < "$f" > "$work/pack/$(basename "$f").gz"; done
+tar -C "$work/pack" -cf "$out/gpu-testdata.tar" .
+tar -tvf "$out/gpu-testdata.tar"
