@@ -39,6 +39,10 @@ void SqliteDb::exec(const char* sql) {
   }
 }
 
+bool SqliteDb::try_exec(const char* sql) noexcept {
+  return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
 void SqliteDb::fail(std::string_view doing) const {
   throw InputError(fmt::format("{}: {}: {}", path_, doing, sqlite3_errmsg(db_)));
 }
@@ -79,6 +83,7 @@ bool SqliteStatement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  sqlite3_reset(stmt_);  // statements are kept for reuse: leave this one ready for the next step
   db_.fail(fmt::format("running \"{}\"", sqlite3_sql(stmt_)));
 }
 
