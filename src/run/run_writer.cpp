@@ -24,15 +24,15 @@ void append_rows(SqliteStatement& insert, const std::vector<Row>& rows, size_t f
   }
 }
 
-// The rollback journal is kept between commits, its header zeroed at each
-// (PERSIST), rather than created, synced with its folder and unlinked once a
-// second (DELETE). A zeroed journal is not hot: readers ignore it, and a
-// writer killed between commits leaves a file any reader opens as it is. A
-// writer killed inside a commit leaves a hot journal, rolled back at the
-// next open exactly as in DELETE mode. WAL would be cheaper still, but the
-// committed rows would then live in the -wal file until a checkpoint: a
-// killed recorder's file copied without it silently loses them.
-constexpr const char* kJournalPragmas = "PRAGMA journal_mode=PERSIST; PRAGMA synchronous=NORMAL;";
+// A rollback journal, created and deleted at each commit: a writer killed
+// between commits leaves the file alone, whole; one killed inside a commit
+// leaves a hot journal that the next open rolls back. Measured against it
+// (bench/README.md, fourth round): PERSIST and TRUNCATE cost the same CPU
+// (PERSIST more system calls: the journal is reopened and synced once more
+// per commit). WAL is cheaper, but committed rows then live in the -wal file
+// until a checkpoint: a killed recorder's file copied without it silently
+// loses them.
+constexpr const char* kJournalPragmas = "PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;";
 
 int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
 
@@ -70,13 +70,7 @@ RunWriter::RunWriter(const std::string& path) {
   statements_ = std::make_unique<Statements>(*db_);
 }
 
-RunWriter::~RunWriter() {
-  statements_.reset();
-  // Back to DELETE, which removes the kept journal: a finished recording is
-  // one file. Nothing to do about a failure here but leave the zeroed
-  // journal, which no reader minds.
-  db_->try_exec("PRAGMA journal_mode=DELETE");
-}
+RunWriter::~RunWriter() = default;
 
 void RunWriter::commit(const Run& run) {
   db_->exec("BEGIN");

@@ -39,10 +39,6 @@ void SqliteDb::exec(const char* sql) {
   }
 }
 
-bool SqliteDb::try_exec(const char* sql) noexcept {
-  return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
-}
-
 void SqliteDb::fail(std::string_view doing) const {
   throw InputError(fmt::format("{}: {}: {}", path_, doing, sqlite3_errmsg(db_)));
 }

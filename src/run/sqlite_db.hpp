@@ -47,8 +47,6 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   void exec(const char* sql);
-  // exec for destructors: false on failure, never throws.
-  bool try_exec(const char* sql) noexcept;
   const std::string& path() const { return path_; }
   sqlite3* handle() { return db_; }
   // Throws std::runtime_error naming the file, what was being done and SQLite's message.
