@@ -13,7 +13,12 @@
 //     and pread of the much shorter schedstat; then, for a thread spinning on a
 //     CPU, pread of its stat and of its `syscall` file (which says "running");
 //   * the CPU one clock_nanosleep wakeup costs, after 1 ms (a 1 kHz timer loop)
-//     and after 10 ms (100 Hz).
+//     and after 10 ms (100 Hz);
+//   * a sample's read as the sampler makes it on 3.11: one process_vm_readv of
+//     six ranges on six pages (340, 24, 304, 8, 4096 and 548 bytes) from a
+//     child that keeps writing those pages, as a running interpreter writes
+//     its frames; in a warm loop, and after each 1 ms sleep (the sleep's own
+//     CPU subtracted): what the cold caches after a wakeup add.
 // Prints one JSON object: microseconds per call, the median of several batches.
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +55,47 @@ double median_us_per_call(const std::function<void()>& body, int calls, int batc
   }
   std::sort(means.begin(), means.end());
   return means[means.size() / 2];
+}
+
+// The six ranges of a 3.11 sample of a 30-frame stack, each on its own page
+// of the child's buffer, with the child writing all six pages meanwhile.
+std::string six_range_reads(double sleep_1ms_cpu_us) {
+  constexpr size_t kPage = 4096;
+  const size_t lengths[6] = {340, 24, 304, 8, 4096, 548};
+  std::vector<char> pages(8 * kPage, 'x');
+  char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(pages.data()) + kPage - 1) & ~(kPage - 1));
+  pid_t writer = fork();
+  if (writer == 0) {
+    for (volatile char* p = base;; p = p + kPage < base + 6 * kPage ? p + kPage : base) *p = static_cast<char>(*p + 1);
+  }
+  std::vector<char> local(6 * kPage);
+  iovec mine[6], theirs[6];
+  size_t total = 0;
+  for (size_t i = 0; i < 6; ++i) {
+    const size_t offset = i == 4 ? 0 : 128;  // the chunk starts a page; the others do not
+    theirs[i] = {base + i * kPage + offset, lengths[i]};
+    mine[i] = {local.data() + i * kPage, lengths[i]};
+    total += lengths[i];
+  }
+  auto read_six = [&] {
+    if (process_vm_readv(writer, mine, 6, theirs, 6, 0) != static_cast<ssize_t>(total)) {
+      std::perror("process_vm_readv");
+      std::exit(1);
+    }
+  };
+  usleep(20'000);  // the writer on its CPU
+  const double warm = median_us_per_call(read_six, 5000, 7, CLOCK_PROCESS_CPUTIME_ID);
+  const double after_sleep = median_us_per_call(
+      [&] {
+        timespec sleep{0, 1'000'000};
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &sleep, nullptr);
+        read_six();
+      },
+      200, 5, CLOCK_PROCESS_CPUTIME_ID);
+  kill(writer, SIGKILL);
+  waitpid(writer, nullptr, 0);
+  return "\"six_range_read_warm_us\": " + std::to_string(warm) +
+         ", \"six_range_read_after_1ms_sleep_us\": " + std::to_string(after_sleep - sleep_1ms_cpu_us);
 }
 
 }  // namespace
@@ -145,6 +192,7 @@ int main(int argc, char** argv) {
 
   // CPU time (not wall time) of one sleep and wakeup: what a timer loop costs at
   // 1 kHz (1 ms sleeps) and at 100 Hz (10 ms sleeps, the CPU idles longer).
+  double sleep_1ms_cpu_us = 0;
   for (long ms : {1L, 10L}) {
     double wakeup = median_us_per_call(
         [ms] {
@@ -152,9 +200,13 @@ int main(int argc, char** argv) {
           clock_nanosleep(CLOCK_MONOTONIC, 0, &sleep, nullptr);
         },
         ms == 1 ? 200 : 40, 5, CLOCK_PROCESS_CPUTIME_ID);
+    if (ms == 1) sleep_1ms_cpu_us = wakeup;
     out += "\"sleep_" + std::to_string(ms) + "ms_wakeup_cpu_us\": " + std::to_string(wakeup) +
            (ms == 1 ? ", " : "}");
   }
+
+  out.back() = ',';
+  out += " " + six_range_reads(sleep_1ms_cpu_us) + "}";
 
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);

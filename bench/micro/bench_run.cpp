@@ -63,6 +63,34 @@ void BM_SaveRun(benchmark::State& state) {
 }
 BENCHMARK(BM_SaveRun)->Arg(100000)->Unit(benchmark::kMillisecond);
 
+// What the recorder pays once a second at 1 kHz: a commit of 1000 new
+// samples (a few of them on new stacks) and the small mutable tables.
+void BM_CommitOneSecond(benchmark::State& state) {
+  Run run = make_sampled_run(1000, 1);
+  run.add_process(1, "python train.py", 0);
+  run.add_thread(1, 1, "MainThread");
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-commit.db";
+  {
+    RunWriter writer(path.string());
+    writer.commit(run);
+    int64_t second = 1;
+    for (auto _ : state) {
+      for (int i = 0; i < 1000; ++i) {
+        const StackId stack = i % 100 == 0 ? run.stacks.push(StackTree::kRoot, run.intern_frame(
+                                                 "new" + std::to_string(second), "x.py", i))
+                                           : run.samples.back().stack;
+        run.samples.push_back({second * 1'000'000'000 + i * 1'000'000, 1, 1, stack,
+                               ThreadState::kRunning});
+      }
+      writer.commit(run);
+      ++second;
+    }
+  }
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_CommitOneSecond)->Unit(benchmark::kMicrosecond);
+
 void BM_LoadRun(benchmark::State& state) {
   auto path = std::filesystem::temp_directory_path() / "stepscope-bench-load.db";
   save_run(make_sampled_run(static_cast<size_t>(state.range(0)), 8), path.string());

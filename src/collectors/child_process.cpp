@@ -116,11 +116,9 @@ SignalRelay::SignalRelay() : stops_(stop_signals()) {
 
 SignalRelay::~SignalRelay() { pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr); }
 
-void SignalRelay::wait_until(int64_t deadline_ns) {
+void SignalRelay::wait_until(int64_t deadline_ns, int64_t now_ns) {
   constexpr int64_t kSecond = 1'000'000'000;
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  int64_t left = deadline_ns - (static_cast<int64_t>(now.tv_sec) * kSecond + now.tv_nsec);
+  const int64_t left = deadline_ns - now_ns;
   timespec timeout{0, 0};
   if (left > 0) timeout = {static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
   // A signal's arrival (or EINTR) ends the wait early; the caller polls and

@@ -61,7 +61,9 @@ class SignalRelay {
   // arrives, whichever is first: one system call (sigtimedwait, cheaper per
   // wakeup than ppoll on a signalfd) does both the sampling loop's sleep and
   // its watch for Ctrl-C; a signal it takes is handed out by the next poll().
-  void wait_until(int64_t deadline_ns);
+  // `now_ns` is CLOCK_MONOTONIC as the caller just read it (one clock read
+  // per round instead of two).
+  void wait_until(int64_t deadline_ns, int64_t now_ns);
 
  private:
   void take(const siginfo_t& info, pid_t child, Received& received) const;

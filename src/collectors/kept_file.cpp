@@ -1,9 +1,6 @@
 #include "collectors/kept_file.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
-
-#include <utility>
 
 namespace stepscope {
 
@@ -15,28 +12,10 @@ constexpr size_t kFirstCapacity = 4096;
 
 }  // namespace
 
-KeptFile::KeptFile(KeptFile&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
-
-KeptFile& KeptFile::operator=(KeptFile&& other) noexcept {
-  if (this != &other) {
-    close();
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-    buffer_ = std::move(other.buffer_);
-  }
-  return *this;
-}
-
-void KeptFile::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 std::optional<std::string_view> KeptFile::read() {
-  if (fd_ < 0) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return std::nullopt;
+  if (!fd_.valid()) {
+    fd_ = UniqueFd::open_read_only(path_.c_str());
+    if (!fd_.valid()) return std::nullopt;
   }
   if (buffer_.empty()) buffer_.resize(kFirstCapacity);
   // The first pread from offset 0 restarts the kernel's formatting; the
@@ -45,7 +24,7 @@ std::optional<std::string_view> KeptFile::read() {
   size_t length = 0;
   for (;;) {
     if (length == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    ssize_t n = ::pread(fd_, buffer_.data() + length, buffer_.size() - length, static_cast<off_t>(length));
+    ssize_t n = ::pread(fd_.get(), buffer_.data() + length, buffer_.size() - length, static_cast<off_t>(length));
     if (n < 0) {
       close();
       return std::nullopt;

@@ -17,29 +17,26 @@
 #include <string_view>
 #include <vector>
 
+#include "util/unique_fd.hpp"
+
 namespace stepscope {
 
 class KeptFile {
  public:
   KeptFile() = default;
   explicit KeptFile(std::string path) : path_(std::move(path)) {}
-  ~KeptFile() { close(); }
-  KeptFile(KeptFile&& other) noexcept;
-  KeptFile& operator=(KeptFile&& other) noexcept;
-  KeptFile(const KeptFile&) = delete;
-  KeptFile& operator=(const KeptFile&) = delete;
 
   // The whole text of the file now, or nullopt when it cannot be opened or
   // read. The view lives until the next read() or the object's end.
   std::optional<std::string_view> read();
 
-  void close();
+  void close() { fd_.reset(); }
   const std::string& path() const { return path_; }
-  bool is_open() const { return fd_ >= 0; }
+  bool is_open() const { return fd_.valid(); }
 
  private:
   std::string path_;
-  int fd_ = -1;
+  UniqueFd fd_;
   std::vector<char> buffer_;  // grown as needed, never shrunk or cleared
 };
 

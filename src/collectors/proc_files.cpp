@@ -1,7 +1,8 @@
 #include "collectors/proc_files.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
+
+#include "util/unique_fd.hpp"
 
 namespace stepscope {
 
@@ -10,20 +11,16 @@ std::string task_path(pid_t pid, int64_t tid, const char* file) {
 }
 
 std::optional<std::string> read_proc_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  UniqueFd fd = UniqueFd::open_read_only(path.c_str());
+  if (!fd.valid()) return std::nullopt;
   std::string text;
   char buffer[4096];
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) return std::nullopt;
     if (n == 0) break;
     text.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 

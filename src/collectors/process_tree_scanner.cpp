@@ -1,6 +1,5 @@
 #include "collectors/process_tree_scanner.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,41 +11,21 @@
 
 namespace stepscope {
 
-namespace {
-
-int open_read_only(const std::string& path, int flags = 0) {
-  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
-}
-
-}  // namespace
-
-ProcessTreeScanner::~ProcessTreeScanner() {
-  for (auto& [pid, files] : processes_) close_files(files);
-}
-
-void ProcessTreeScanner::close_files(ProcessFiles& files) {
-  if (files.task_dir >= 0) ::close(files.task_dir);
-  files.task_dir = -1;
-  for (auto& [tid, fd] : files.children) ::close(fd);
-  files.children.clear();
-}
-
 // The threads of `pid` into tids_. A kept directory of a process that has
 // exited lists nothing; the pid is then opened afresh, in case it now names
 // a new process.
 bool ProcessTreeScanner::list_threads(ProcessFiles& files, pid_t pid) {
-  if (files.task_dir >= 0 && read_numeric_entries(files.task_dir, tids_) && !tids_.empty()) {
+  if (files.task_dir.valid() && read_numeric_entries(files.task_dir.get(), tids_) && !tids_.empty()) {
     return true;
   }
-  close_files(files);
-  files.task_dir = open_read_only("/proc/" + std::to_string(pid) + "/task", O_DIRECTORY);
-  return files.task_dir >= 0 && read_numeric_entries(files.task_dir, tids_) && !tids_.empty();
+  files = ProcessFiles{};
+  files.task_dir = UniqueFd::open_read_only(("/proc/" + std::to_string(pid) + "/task").c_str(), O_DIRECTORY);
+  return files.task_dir.valid() && read_numeric_entries(files.task_dir.get(), tids_) && !tids_.empty();
 }
 
 bool ProcessTreeScanner::append_children(pid_t pid, std::vector<pid_t>& out) {
   ProcessFiles& files = processes_[pid];
   if (!list_threads(files, pid)) {
-    close_files(files);
     processes_.erase(pid);
     return false;
   }
@@ -56,18 +35,14 @@ bool ProcessTreeScanner::append_children(pid_t pid, std::vector<pid_t>& out) {
       ++it;
       continue;
     }
-    ::close(it->second);
     it = files.children.erase(it);
   }
   char text[4096];
   for (pid_t tid : tids_) {
-    auto [slot, added] = files.children.try_emplace(tid, -1);
-    if (added) {
-      slot->second = open_read_only(task_path(pid, tid, "children"));
-    }
-    ssize_t n = slot->second >= 0 ? ::pread(slot->second, text, sizeof text, 0) : -1;
+    auto [slot, added] = files.children.try_emplace(tid);
+    if (added) slot->second = UniqueFd::open_read_only(task_path(pid, tid, "children").c_str());
+    ssize_t n = slot->second.valid() ? ::pread(slot->second.get(), text, sizeof text, 0) : -1;
     if (n < 0) {  // the thread ended while we looked: try again next scan
-      if (slot->second >= 0) ::close(slot->second);
       files.children.erase(slot);
       continue;
     }
@@ -105,7 +80,6 @@ std::vector<pid_t> ProcessTreeScanner::scan(pid_t root) {
       ++it;
       continue;
     }
-    close_files(it->second);
     it = processes_.erase(it);
   }
   return tree;

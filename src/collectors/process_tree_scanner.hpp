@@ -13,12 +13,13 @@
 #include <map>
 #include <vector>
 
+#include "util/unique_fd.hpp"
+
 namespace stepscope {
 
 class ProcessTreeScanner {
  public:
   ProcessTreeScanner() = default;
-  ~ProcessTreeScanner();
   ProcessTreeScanner(const ProcessTreeScanner&) = delete;
   ProcessTreeScanner& operator=(const ProcessTreeScanner&) = delete;
 
@@ -28,14 +29,13 @@ class ProcessTreeScanner {
 
  private:
   struct ProcessFiles {
-    int task_dir = -1;              // /proc/PID/task
-    std::map<pid_t, int> children;  // tid -> /proc/PID/task/TID/children
+    UniqueFd task_dir;                   // /proc/PID/task
+    std::map<pid_t, UniqueFd> children;  // tid -> /proc/PID/task/TID/children
   };
 
   // Appends the children of every thread of `pid`; false when it is gone.
   bool append_children(pid_t pid, std::vector<pid_t>& out);
   bool list_threads(ProcessFiles& files, pid_t pid);
-  static void close_files(ProcessFiles& files);
 
   std::map<pid_t, ProcessFiles> processes_;
   std::vector<pid_t> tids_;  // reused per process

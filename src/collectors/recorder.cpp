@@ -131,8 +131,9 @@ class RecordingLoop {
         writer.commit(run_);
         next_commit = now + kCommitInterval;
       }
-      next_round = schedule_next(next_round, monotonic_ns());
-      relay_.wait_until(end ? std::min(next_round, end) : next_round);
+      const int64_t before_sleep = monotonic_ns();
+      next_round = schedule_next(next_round, before_sleep);
+      relay_.wait_until(end ? std::min(next_round, end) : next_round, before_sleep);
     }
   }
 

@@ -1,6 +1,5 @@
 #include "collectors/sampler.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "collectors/proc_threads.hpp"
 #include "util/error.hpp"
+#include "util/unique_fd.hpp"
 
 namespace stepscope {
 
@@ -30,14 +30,8 @@ constexpr int64_t kLastRetry = 2'000'000'000;
 }  // namespace
 
 struct Sampler::Tracked {
-  ~Tracked() { close_stat(); }
-  void close_stat() {
-    if (stat_fd >= 0) ::close(stat_fd);
-    stat_fd = -1;
-  }
-
   pid_t pid = 0;
-  int stat_fd = -1;          // /proc/PID/stat, kept open for the tree scans
+  UniqueFd stat_fd;          // /proc/PID/stat, kept open for the tree scans
   uint64_t start_ticks = 0;  // tells this process from a later one with the same pid
   // Where its stack and program text are: placed anew at each exec.
   uint64_t start_stack = 0, start_code = 0, end_code = 0;
@@ -73,12 +67,12 @@ Sampler::~Sampler() = default;
 // /proc/PID/stat through a descriptor kept open: it reads nothing once the
 // process is reaped, even if its pid is reused.
 std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
-  if (tracked.stat_fd < 0) {
-    tracked.stat_fd = ::open(fmt::format("/proc/{}/stat", tracked.pid).c_str(), O_RDONLY | O_CLOEXEC);
-    if (tracked.stat_fd < 0) return std::nullopt;
+  if (!tracked.stat_fd.valid()) {
+    tracked.stat_fd = UniqueFd::open_read_only(fmt::format("/proc/{}/stat", tracked.pid).c_str());
+    if (!tracked.stat_fd.valid()) return std::nullopt;
   }
   char text[1024];  // the name is at most 64 bytes, the numbers after it a few hundred
-  ssize_t n = ::pread(tracked.stat_fd, text, sizeof text, 0);
+  ssize_t n = ::pread(tracked.stat_fd.get(), text, sizeof text, 0);
   if (n <= 0) return std::nullopt;
   return parse_proc_stat(std::string_view(text, static_cast<size_t>(n)));
 }
@@ -181,7 +175,7 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
 
 void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
   tracked.alive = false;
-  tracked.close_stat();
+  tracked.stat_fd.reset();
   tracked.python.reset();
   thread_states_.forget_process(tracked.pid);
   run_.processes[tracked.run_index].end_ns = now_ns;

@@ -62,10 +62,6 @@ bool add_thread_status(std::string_view status, ThreadTotals& totals) {
 ProcessCounterReader::Files::Files(pid_t process)
     : pid(process), stat(proc_path(process, "stat")), status(proc_path(process, "status")), io(proc_path(process, "io")) {}
 
-ProcessCounterReader::Files::~Files() {
-  if (task_dir >= 0) ::close(task_dir);
-}
-
 ProcessCounterReader::~ProcessCounterReader() = default;
 
 std::optional<ProcessCounters> ProcessCounterReader::read(pid_t pid, uint64_t& unreadable) {
@@ -114,8 +110,8 @@ std::optional<ProcessCounters> ProcessCounterReader::read(pid_t pid, uint64_t& u
 // its descriptor with it. A thread that exits while we look simply drops out.
 ThreadTotals ProcessCounterReader::read_thread_totals(Files& files) {
   ThreadTotals totals;
-  if (files.task_dir < 0) files.task_dir = ::open(proc_path(files.pid, "task").c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY);
-  if (files.task_dir < 0 || !read_numeric_entries(files.task_dir, tids_)) return totals;
+  if (!files.task_dir.valid()) files.task_dir = UniqueFd::open_read_only(proc_path(files.pid, "task").c_str(), O_DIRECTORY);
+  if (!files.task_dir.valid() || !read_numeric_entries(files.task_dir.get(), tids_)) return totals;
   std::erase_if(files.threads, [&](const auto& entry) {
     return std::find(tids_.begin(), tids_.end(), entry.first) == tids_.end();
   });

@@ -15,6 +15,7 @@
 
 #include "collectors/kept_file.hpp"
 #include "collectors/thread_state_reader.hpp"
+#include "util/unique_fd.hpp"
 
 namespace stepscope {
 
@@ -97,13 +98,12 @@ class ProcessCounterReader {
   bool add_thread(pid_t pid, pid_t tid, ThreadFiles& files, ThreadTotals& totals);
   struct Files {
     explicit Files(pid_t process);
-    ~Files();
     Files(const Files&) = delete;
     Files& operator=(const Files&) = delete;
     pid_t pid;
     uint64_t start_ticks = 0;  // of the process the files below were opened for
     KeptFile stat, status, io;
-    int task_dir = -1;
+    UniqueFd task_dir;
     std::map<pid_t, ThreadFiles> threads;
   };
   ThreadTotals read_thread_totals(Files& files);

@@ -1,6 +1,5 @@
 #include "collectors/thread_state_reader.hpp"
 
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,15 +15,15 @@ namespace stepscope {
 
 namespace {
 
-int open_task_file(pid_t pid, int64_t tid, const char* name) {
-  return ::open(task_path(pid, tid, name).c_str(), O_RDONLY | O_CLOEXEC);
+UniqueFd open_task_file(pid_t pid, int64_t tid, const char* name) {
+  return UniqueFd::open_read_only(task_path(pid, tid, name).c_str());
 }
 
 // A stat line fits in 512 bytes up to the state however long the name
 // (the kernel caps it at 64).
-std::optional<char> read_state(int fd) {
+std::optional<char> read_state(const UniqueFd& fd) {
   char buffer[512];
-  ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
+  ssize_t n = ::pread(fd.get(), buffer, sizeof buffer, 0);
   if (n <= 0) return std::nullopt;
   return state_in_stat(std::string_view(buffer, static_cast<size_t>(n)));
 }
@@ -33,18 +32,18 @@ std::optional<char> read_state(int fd) {
 // that exactly when the thread's state is TASK_RUNNING (on a CPU or waiting
 // for one), which stat shows as R; for any other state it writes the system
 // call the thread is blocked in. nullopt when it cannot be read.
-std::optional<bool> read_running(int fd) {
-  if (fd < 0) return std::nullopt;
+std::optional<bool> read_running(const UniqueFd& fd) {
+  if (!fd.valid()) return std::nullopt;
   char buffer[96];
-  ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
+  ssize_t n = ::pread(fd.get(), buffer, sizeof buffer, 0);
   if (n <= 0) return std::nullopt;
   return std::string_view(buffer, static_cast<size_t>(n)).starts_with("running");
 }
 
-std::optional<SchedCounters> read_counters(int fd) {
-  if (fd < 0) return std::nullopt;
+std::optional<SchedCounters> read_counters(const UniqueFd& fd) {
+  if (!fd.valid()) return std::nullopt;
   char buffer[96];  // three 20-digit numbers at most
-  ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
+  ssize_t n = ::pread(fd.get(), buffer, sizeof buffer, 0);
   if (n <= 0) return std::nullopt;
   return parse_schedstat(std::string_view(buffer, static_cast<size_t>(n)));
 }
@@ -71,23 +70,12 @@ size_t kept_threads_for_descriptor_limit() {
   return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 4 / 3, 16, 4096);
 }
 
-ThreadStateReader::~ThreadStateReader() {
-  for (auto& [key, files] : files_) close_files(files);
-}
-
-void ThreadStateReader::close_files(ThreadFiles& files) {
-  for (int* fd : {&files.stat, &files.schedstat, &files.syscall}) {
-    if (*fd >= 0) ::close(*fd);
-    *fd = -1;
-  }
-}
-
 std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
   if (files.state == 'R') {
     // Last seen running: a busy thread's counters move at every tick, so
     // they would only add a read before stat, whose fifty fields cost ten
     // times the few bytes of `syscall`, which tells running apart as well.
-    if (files.syscall < 0 && !files.syscall_tried) {
+    if (!files.syscall.valid() && !files.syscall_tried) {
       files.syscall_tried = true;
       files.syscall = open_task_file(files.pid, files.tid, "syscall");
     }
@@ -123,32 +111,22 @@ std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
     files.pid = pid;
     files.tid = tid;
     files.stat = open_task_file(pid, tid, "stat");
-    if (files.stat < 0) {
+    if (!files.stat.valid()) {
       if (errno == EMFILE || errno == ENFILE) return kUnknownStateLetter;  // there, but no descriptor left to read it
       return std::nullopt;
     }
     files.schedstat = open_task_file(pid, tid, "schedstat");
-    if (files_.size() >= max_kept_) {
-      auto state = read_files(files);
-      close_files(files);
-      return state;
-    }
-    found = files_.emplace(key, files).first;
+    if (files_.size() >= max_kept_) return read_files(files);  // closed on return
+    found = files_.emplace(key, std::move(files)).first;
   }
   auto state = read_files(found->second);
-  if (!state) {  // the thread exited: its descriptors now only read errors
-    close_files(found->second);
-    files_.erase(found);
-  }
+  if (!state) files_.erase(found);  // the thread exited: its descriptors now only read errors
   return state;
 }
 
 void ThreadStateReader::forget_process(pid_t pid) {
   auto it = files_.lower_bound({pid, INT64_MIN});
-  while (it != files_.end() && it->first.first == pid) {
-    close_files(it->second);
-    it = files_.erase(it);
-  }
+  while (it != files_.end() && it->first.first == pid) it = files_.erase(it);
 }
 
 }  // namespace stepscope

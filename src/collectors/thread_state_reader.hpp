@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "collectors/proc_threads.hpp"
+#include "util/unique_fd.hpp"
 
 namespace stepscope {
 
@@ -56,7 +57,6 @@ class ThreadStateReader {
  public:
   explicit ThreadStateReader(size_t max_kept_threads = kept_threads_for_descriptor_limit())
       : max_kept_(max_kept_threads) {}
-  ~ThreadStateReader();
   ThreadStateReader(const ThreadStateReader&) = delete;
   ThreadStateReader& operator=(const ThreadStateReader&) = delete;
 
@@ -74,15 +74,14 @@ class ThreadStateReader {
   struct ThreadFiles {
     pid_t pid = 0;
     int64_t tid = 0;
-    int stat = -1;
-    int syscall = -1;     // opened when the thread is first seen running
+    UniqueFd stat;
+    UniqueFd syscall;     // opened when the thread is first seen running
     bool syscall_tried = false;
-    int schedstat = -1;   // -1 when it cannot be opened: stat every time
+    UniqueFd schedstat;   // invalid when it cannot be opened: stat every time
     SchedCounters before; // read just before stat was last read (unless state is R)
     char state = 0;       // what that stat read said; 0: no shortcut
   };
   std::optional<char> read_files(ThreadFiles& files);
-  static void close_files(ThreadFiles& files);
 
   // Past it, a thread's files are opened, read and closed at each read.
   size_t max_kept_;

@@ -14,6 +14,7 @@
 namespace stepscope {
 
 class SqliteDb;
+class SqliteStatement;
 
 class RunWriter {
  public:
@@ -33,10 +34,15 @@ class RunWriter {
     size_t strings = 0, frames = 0, stacks = 0, samples = 0, spans = 0, flows = 0,
            counter_tracks = 0, counter_values = 0;
   };
+  struct Statements;
   void write_new_rows(const Run& run);
   void write_mutable_rows(const Run& run);
 
+  // Declared before the statements, so that they are finalized before the
+  // connection closes.
   std::unique_ptr<SqliteDb> db_;
+  // Prepared once per file, not once per commit.
+  std::unique_ptr<Statements> statements_;
   Written written_;
 };
 

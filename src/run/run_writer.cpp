@@ -15,10 +15,8 @@ namespace {
 // Inserts rows [from, rows.size()) of one append-only table; each row's id is
 // its index, so a reader can tell a gap from a complete table.
 template <typename Row, typename BindFn>
-void append_rows(SqliteDb& db, const char* sql, const std::vector<Row>& rows, size_t from,
+void append_rows(SqliteStatement& insert, const std::vector<Row>& rows, size_t from,
                  BindFn bind_columns) {
-  if (from >= rows.size()) return;
-  SqliteStatement insert(db, sql);
   for (size_t i = from; i < rows.size(); ++i) {
     insert.bind(1, static_cast<int64_t>(i));
     bind_columns(insert, rows[i]);
@@ -26,22 +24,50 @@ void append_rows(SqliteDb& db, const char* sql, const std::vector<Row>& rows, si
   }
 }
 
+// A rollback journal, created and deleted at each commit: a writer killed
+// between commits leaves the file alone, whole; one killed inside a commit
+// leaves a hot journal that the next open rolls back. Measured against it
+// (bench/README.md, fourth round): PERSIST and TRUNCATE cost the same CPU
+// (PERSIST more system calls: the journal is reopened and synced once more
+// per commit). WAL is cheaper, but committed rows then live in the -wal file
+// until a checkpoint: a killed recorder's file copied without it silently
+// loses them.
+constexpr const char* kJournalPragmas = "PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;";
+
 int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
 
 }  // namespace
+
+struct RunWriter::Statements {
+  explicit Statements(SqliteDb& db)
+      : strings(db, "INSERT INTO strings(id, value) VALUES (?, ?)"),
+        frames(db, "INSERT INTO frames VALUES (?, ?, ?, ?, ?)"),
+        stacks(db, "INSERT INTO stacks VALUES (?, ?, ?)"),
+        samples(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)"),
+        spans(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+        flows(db, "INSERT INTO flows VALUES (?, ?, ?, ?)"),
+        counter_tracks(db, "INSERT INTO counter_tracks VALUES (?, ?, ?, ?)"),
+        counter_values(db, "INSERT INTO counter_values VALUES (?, ?, ?, ?)"),
+        processes(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)"),
+        threads(db, "INSERT OR REPLACE INTO threads VALUES (?, ?, ?, ?)"),
+        metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)") {}
+  SqliteStatement strings, frames, stacks, samples, spans, flows, counter_tracks, counter_values,
+      processes, threads, metadata;
+};
 
 RunWriter::RunWriter(const std::string& path) {
   std::error_code ignored;
   std::filesystem::remove(path, ignored);
   std::filesystem::remove(path + "-journal", ignored);
   db_ = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
-  db_->exec("PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL;");
+  db_->exec(kJournalPragmas);
   db_->exec("BEGIN");
   db_->exec(run_schema::kSchemaSql);
   SqliteStatement meta(*db_, "INSERT INTO meta(key, value) VALUES (?, ?)");
   meta.bind_text(1, "format").bind_text(2, run_schema::kFormatName).run();
   meta.bind_text(1, "schema_version").bind_text(2, std::to_string(kRunSchemaVersion)).run();
   db_->exec("COMMIT");
+  statements_ = std::make_unique<Statements>(*db_);
 }
 
 RunWriter::~RunWriter() = default;
@@ -62,45 +88,38 @@ void RunWriter::commit(const Run& run) {
 }
 
 void RunWriter::write_new_rows(const Run& run) {
-  SqliteDb& db = *db_;
-  if (written_.strings < run.strings.size()) {
-    SqliteStatement insert(db, "INSERT INTO strings(id, value) VALUES (?, ?)");
-    for (size_t i = written_.strings; i < run.strings.size(); ++i) {
-      insert.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
-      insert.run();
-    }
+  Statements& st = *statements_;
+  for (size_t i = written_.strings; i < run.strings.size(); ++i) {
+    st.strings.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
+    st.strings.run();
   }
-  append_rows(db, "INSERT INTO frames VALUES (?, ?, ?, ?, ?)", run.frames.all(), written_.frames,
-              [](SqliteStatement& s, const Frame& f) {
-                s.bind(2, as_int(f.function)).bind(3, as_int(f.file)).bind(4, int64_t{f.line});
-                s.bind(5, int64_t{static_cast<uint8_t>(f.kind)});
-              });
+  append_rows(st.frames, run.frames.all(), written_.frames, [](SqliteStatement& s, const Frame& f) {
+    s.bind(2, as_int(f.function)).bind(3, as_int(f.file)).bind(4, int64_t{f.line});
+    s.bind(5, int64_t{static_cast<uint8_t>(f.kind)});
+  });
   // Stack 0, the root, is implicit.
-  append_rows(db, "INSERT INTO stacks VALUES (?, ?, ?)", run.stacks.all(),
-              std::max<size_t>(written_.stacks, 1), [](SqliteStatement& s, const StackNode& n) {
+  append_rows(st.stacks, run.stacks.all(), std::max<size_t>(written_.stacks, 1),
+              [](SqliteStatement& s, const StackNode& n) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
-  append_rows(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", run.samples,
-              written_.samples, [](SqliteStatement& s, const Sample& x) {
-                s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
-                s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
-              });
-  append_rows(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run.spans, written_.spans,
-              [](SqliteStatement& s, const Span& x) {
-                s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
-                s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
-                s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
-              });
-  append_rows(db, "INSERT INTO flows VALUES (?, ?, ?, ?)", run.flows, written_.flows,
-              [](SqliteStatement& s, const Flow& x) {
-                s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
-              });
-  append_rows(db, "INSERT INTO counter_tracks VALUES (?, ?, ?, ?)", run.counter_tracks,
-              written_.counter_tracks, [](SqliteStatement& s, const CounterTrack& x) {
+  append_rows(st.samples, run.samples, written_.samples, [](SqliteStatement& s, const Sample& x) {
+    s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
+    s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
+  });
+  append_rows(st.spans, run.spans, written_.spans, [](SqliteStatement& s, const Span& x) {
+    s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
+    s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
+    s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
+  });
+  append_rows(st.flows, run.flows, written_.flows, [](SqliteStatement& s, const Flow& x) {
+    s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
+  });
+  append_rows(st.counter_tracks, run.counter_tracks, written_.counter_tracks,
+              [](SqliteStatement& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
               });
-  append_rows(db, "INSERT INTO counter_values VALUES (?, ?, ?, ?)", run.counter_values,
-              written_.counter_values, [](SqliteStatement& s, const CounterValue& x) {
+  append_rows(st.counter_values, run.counter_values, written_.counter_values,
+              [](SqliteStatement& s, const CounterValue& x) {
                 s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
               });
 }
@@ -108,18 +127,17 @@ void RunWriter::write_new_rows(const Run& run) {
 // Processes end, threads get renamed and metadata grows during a recording;
 // these small tables are rewritten whole at each commit.
 void RunWriter::write_mutable_rows(const Run& run) {
-  SqliteDb& db = *db_;
-  append_rows(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)", run.processes,
-              0, [](SqliteStatement& s, const Process& p) {
-                s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
-                s.bind(5, p.start_ns).bind(6, p.end_ns).bind(7, int64_t{p.exit_status});
-              });
-  append_rows(db, "INSERT OR REPLACE INTO threads VALUES (?, ?, ?, ?)", run.threads, 0,
-              [](SqliteStatement& s, const Thread& t) {
-                s.bind(2, t.pid).bind(3, t.tid).bind(4, as_int(t.name));
-              });
-  SqliteStatement upsert(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)");
-  for (const auto& [key, value] : run.metadata) upsert.bind_text(1, key).bind_text(2, value).run();
+  Statements& st = *statements_;
+  append_rows(st.processes, run.processes, 0, [](SqliteStatement& s, const Process& p) {
+    s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
+    s.bind(5, p.start_ns).bind(6, p.end_ns).bind(7, int64_t{p.exit_status});
+  });
+  append_rows(st.threads, run.threads, 0, [](SqliteStatement& s, const Thread& t) {
+    s.bind(2, t.pid).bind(3, t.tid).bind(4, as_int(t.name));
+  });
+  for (const auto& [key, value] : run.metadata) {
+    st.metadata.bind_text(1, key).bind_text(2, value).run();
+  }
 }
 
 void save_run(const Run& run, const std::string& path) { RunWriter(path).commit(run); }

@@ -79,6 +79,7 @@ bool SqliteStatement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  sqlite3_reset(stmt_);  // statements are kept for reuse: leave this one ready for the next step
   db_.fail(fmt::format("running \"{}\"", sqlite3_sql(stmt_)));
 }
 

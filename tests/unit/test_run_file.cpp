@@ -165,6 +165,45 @@ TEST_F(RunFileTest, WriterKilledMidWriteLeavesCommittedData) {
   }
 }
 
+int64_t count_samples_read_only(const std::string& file) {
+  sqlite3* db = nullptr;
+  int64_t count = -1;
+  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      count = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return count;
+}
+
+// Between commits (where a killed recorder almost always stops) the file
+// needs no journal: a read-only reader sees every committed row, and so does
+// one given a copy of the file alone. A finished writer leaves no journal.
+TEST_F(RunFileTest, FileBetweenCommitsReadsWithoutItsJournal) {
+  const std::string file = path("between.db");
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  FrameId frame = run.intern_frame("f", "x.py", 1);
+  StackId stack = run.stacks.intern({frame});
+  {
+    RunWriter writer(file);
+    for (int64_t commit = 1; commit <= 3; ++commit) {
+      for (int i = 0; i < 10; ++i) run.samples.push_back({commit, 1, 1, stack, ThreadState::kRunning});
+      writer.commit(run);
+      EXPECT_EQ(count_samples_read_only(file), 10 * commit);
+      fs::copy_file(file, path("copy.db"), fs::copy_options::overwrite_existing);
+      EXPECT_EQ(count_samples_read_only(path("copy.db")), 10 * commit);
+    }
+    EXPECT_FALSE(fs::exists(file + "-journal")) << "none between commits";
+  }
+  EXPECT_FALSE(fs::exists(file + "-journal"));
+  EXPECT_EQ(load_run(file).samples.size(), 30u);
+}
+
 TEST_F(RunFileTest, MissingFileSaysSo) {
   try {
     load_run(path("nope.db"));
