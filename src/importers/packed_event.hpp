@@ -70,8 +70,9 @@ PackedPiece pack_unread(std::string_view text, bool is_event, uint64_t index);
 
 // Packs an event that `fields` and `args` hold (as PlainEventReader filled
 // them: every view within `text`); its counter numbers are appended to
-// `numbers`. False, with nothing appended, when it cannot be packed (a view
-// outside the text, a text over 4 GiB): the piece then goes unread.
+// `numbers`. False, with nothing appended and `packed` unspecified, when it
+// cannot be packed (a view outside the text, a text over 4 GiB): the piece
+// then goes unread.
 bool pack_read_event(std::string_view text, uint64_t event_index, const EventFields& fields, const EventArgs& args,
                      PackedPiece& packed, CounterNumbers& numbers);
 
