@@ -15,6 +15,7 @@
 
 #include "importers/chrome_trace.hpp"
 #include "importers/chrome_trace_event.hpp"
+#include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/file_bytes.hpp"
 
@@ -92,6 +93,36 @@ void BM_ScanAndPreReadTraceEvents(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
 }
 BENCHMARK(BM_ScanAndPreReadTraceEvents)->Unit(benchmark::kMillisecond);
+
+// The same reading on the importer's reading thread, handed over to a
+// consumer that only takes each event's fields (reading those the reading
+// thread left to it) and builds nothing: against BM_ScanAndPreReadTraceEvents,
+// the CPU the hand-over itself costs, both threads together.
+void BM_HandOverTraceEvents(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  ChromeTraceEventReader reader("trace.json");
+  EventFields fields;
+  EventArgs args;
+  for (auto _ : state) {
+    ByteStream input = ByteStream::from_memory(trace_text(), "trace.json");
+    TraceEventPipeline pipeline(input, size_t{4} << 20, true);
+    while (const TraceEventBatch* batch = pipeline.next()) {
+      for (size_t i = 0; i < batch->size; ++i) {
+        const PackedPiece& piece = batch->pieces[i];
+        if (!piece.is_event()) continue;
+        if (piece.is_read()) {
+          unpack_read_event(piece, batch->numbers, fields, args);
+          benchmark::DoNotOptimize(fields.ts_ns);
+        } else {
+          reader.read(piece.text_view(), batch->padded_size(piece), batch->offset(piece), piece.event_index);
+          benchmark::DoNotOptimize(reader.fields().ts_ns);
+        }
+      }
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace_text().size()));
+}
+BENCHMARK(BM_HandOverTraceEvents)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 ChromeTraceOptions on_threads(ImportThreads threads) {
   ChromeTraceOptions options;

@@ -137,12 +137,17 @@ class ChromeTraceImporter {
     pipeline_bad_span_args_ = pipeline->bad_span_args();
   }
 
-  void import_piece(const TraceEventBatch& batch, const ScannedPiece& piece) {
-    if (!piece.is_event) return import_header_field(batch.keys[piece.key], piece.text, piece.offset);
+  void import_piece(const TraceEventBatch& batch, const PackedPiece& piece) {
+    std::string_view text = piece.text_view();
+    size_t padded_size = batch.padded_size(piece);
+    if (!piece.is_event()) return import_header_field(batch.keys[piece.event_index], text, batch.offset(piece));
     event_index_ = piece.event_index;
-    if (piece.read) return import_event(piece.fields, piece.args, piece.text, piece.padded_size);
-    reader_.read(piece.text, piece.padded_size, piece.offset, event_index_);
-    import_event(reader_.fields(), reader_.args(), piece.text, piece.padded_size);
+    if (piece.is_read()) {
+      unpack_read_event(piece, batch.numbers, unpacked_fields_, unpacked_args_);
+      return import_event(unpacked_fields_, unpacked_args_, text, padded_size);
+    }
+    reader_.read(text, padded_size, batch.offset(piece), event_index_);
+    import_event(reader_.fields(), reader_.args(), text, padded_size);
   }
 
   void import_event(const EventFields& fields, const EventArgs& args, std::string_view text, size_t padded_size) {
@@ -475,6 +480,8 @@ class ChromeTraceImporter {
   ChromeTraceEventReader reader_;
   TraceHeaderReader header_;
   MemoryEventImporter memory_events_;
+  EventFields unpacked_fields_;  // of the event the reading thread read, unpacked
+  EventArgs unpacked_args_;
   size_t event_index_ = 0;
   size_t pipeline_bad_span_args_ = 0;  // of the events the reading thread read
   std::string scratch_;

@@ -35,8 +35,12 @@ struct EventArgs {
   int64_t bytes = 0;
   std::string_view input_shapes;
 
-  void clear() {  // keeps the vector's buffer for the next event
-    name = input_shapes = {};
+  // Keeps the vector's buffer for the next event. Each view is cleared on
+  // its own: `name = input_shapes = {}` copied one just written through a
+  // 16-byte load that stalled on store forwarding (perf: 2% of the import).
+  void clear() {
+    name = {};
+    input_shapes = {};
     numbers.clear();
     correlation = bytes = 0;
   }

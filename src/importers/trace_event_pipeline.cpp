@@ -50,54 +50,68 @@ void TraceEventPipeline::produce_pieces() {
   for (;;) {
     TraceEventScanner::Piece kind = scanner_.next();
     if (kind == TraceEventScanner::Piece::kEnd) return;
-    // The pre-read (if any) filled this same piece: no batch is published
-    // between a successful pre-read and the end of next().
-    ScannedPiece& piece = next_piece();
-    piece.is_event = kind == TraceEventScanner::Piece::kEvent;
-    piece.text = scanner_.text();
-    piece.padded_size = scanner_.padded_size();
-    piece.offset = scanner_.offset();
-    if (piece.is_event) {
-      piece.event_index = scanner_.event_index();
-      piece.read = scanner_.pre_read() || read_whole_event(piece);
-    } else {
-      piece.read = false;
-      piece.key = open_->keys.size();
-      open_->keys.emplace_back(scanner_.key());
-    }
-    commit_piece();
+    hand_over_piece(kind);
   }
 }
 
-size_t TraceEventPipeline::read_plain(ScannedPiece& piece, const char* data, size_t available,
-                                      PlainEventCounts& counts) {
-  piece.args.clear();  // fields are overwritten whole
-  return plain_.read(data, available, piece.fields, piece.args, counts);
+// Packs the scanner's current piece into the open batch. The pre-read (if
+// any) read this same event: no batch is published between a successful
+// pre-read and the end of scanner_.next(), so its views are still valid.
+void TraceEventPipeline::hand_over_piece(TraceEventScanner::Piece kind) {
+  std::string_view text = scanner_.text();
+  TraceEventBatch& batch = batch_for(text, scanner_.padded_size(), scanner_.offset());
+  PackedPiece& slot = next_slot();
+  if (kind == TraceEventScanner::Piece::kHeaderField) {
+    slot = pack_unread(text, false, batch.keys.size());
+    batch.keys.emplace_back(scanner_.key());
+  } else if ((scanner_.pre_read() || read_whole_event(text)) &&
+             pack_read_event(text, scanner_.event_index(), fields_, args_, slot, batch.numbers)) {
+    batch.bad_span_args += counts_.bad_span_args;
+  } else {
+    slot = pack_unread(text, true, scanner_.event_index());  // the consumer reads it
+  }
+  commit_piece();
+}
+
+size_t TraceEventPipeline::read_plain(const char* data, size_t available) {
+  args_.clear();  // fields are overwritten whole
+  counts_ = PlainEventCounts{};
+  return plain_.read(data, available, fields_, args_, counts_);
 }
 
 size_t TraceEventPipeline::pre_read(const char* data, size_t available) {
   if (open_ == nullptr) open_batch();
   if (!reads_open_batch_) return 0;
-  PlainEventCounts counts;
-  size_t length = read_plain(next_piece(), data, available, counts);
-  if (length > 0) open_->bad_span_args += counts.bad_span_args;
-  return length;
+  return read_plain(data, available);
 }
 
 // An event cut by the end of a buffer was declined by the pre-read; whole
 // now, it may be plain after all (as ChromeTraceEventReader::read tries).
-bool TraceEventPipeline::read_whole_event(ScannedPiece& piece) {
+bool TraceEventPipeline::read_whole_event(std::string_view text) {
   if (!reads_open_batch_) return false;
   static_assert(TraceEventScanner::kPadding >= PlainEventReader::kReadAhead);
-  PlainEventCounts counts;
-  if (read_plain(piece, piece.text.data(), piece.text.size(), counts) != piece.text.size()) return false;
-  open_->bad_span_args += counts.bad_span_args;
-  return true;
+  return read_plain(text.data(), text.size()) == text.size();
 }
 
-// The piece to fill next, in the open batch (opened when needed).
-ScannedPiece& TraceEventPipeline::next_piece() {
+// The open batch, which a piece at `text` joins. A batch ends where the
+// scanner leaves a buffer (release()), so its pieces share their buffer's
+// origin and end; should one not, it starts a new batch, so offsets and
+// padded sizes stay right whatever the scanner does.
+TraceEventBatch& TraceEventPipeline::batch_for(std::string_view text, size_t padded_size, uint64_t offset) {
   if (open_ == nullptr) open_batch();
+  uint64_t origin = offset - reinterpret_cast<uintptr_t>(text.data());
+  const char* padded_end = text.data() + padded_size;
+  if (open_->size > 0 && (open_->origin != origin || open_->padded_end != padded_end)) {
+    publish(false, nullptr);
+    open_batch();
+  }
+  open_->origin = origin;
+  open_->padded_end = padded_end;
+  return *open_;
+}
+
+// The slot to fill next, in the open batch.
+PackedPiece& TraceEventPipeline::next_slot() {
   if (open_->size == open_->pieces.size()) open_->pieces.emplace_back();
   return open_->pieces[open_->size];
 }
@@ -190,6 +204,7 @@ void TraceEventPipeline::finish_current() {
   current_ = nullptr;
   batch.size = 0;
   batch.keys.clear();
+  batch.numbers.clear();
   batch.bad_span_args = 0;
   batch.last = false;
   batch.error = nullptr;

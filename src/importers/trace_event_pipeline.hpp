@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "importers/packed_event.hpp"
 #include "importers/plain_event_reader.hpp"
 #include "importers/trace_event_fields.hpp"
 #include "importers/trace_event_scanner.hpp"
@@ -40,37 +41,31 @@
 
 namespace stepscope {
 
-// One header field or event, as TraceEventScanner handed it out.
-struct ScannedPiece {
-  bool is_event = false;
-  // fields and args hold the event (the plain reader read it); otherwise
-  // only its text is known.
-  bool read = false;
-  size_t key = 0;  // of a header field: its index in TraceEventBatch::keys
-  std::string_view text;
-  size_t padded_size = 0;  // allocated bytes from text's start
-  uint64_t offset = 0;
-  size_t event_index = 0;
-  EventFields fields;
-  EventArgs args;
-};
-
 struct TraceEventBatch {
-  // Reused: `size` pieces are valid, the rest keep their vectors' buffers.
-  std::vector<ScannedPiece> pieces;
+  // Reused: `size` pieces are valid, the rest keep their place.
+  std::vector<PackedPiece> pieces;
   size_t size = 0;
+  CounterNumbers numbers;  // of its counter events
   std::vector<std::string> keys;  // decoded header keys
+  // All pieces of a batch lie in one scanner buffer (a batch ends where the
+  // scanner leaves a buffer): a piece's input offset is `origin` plus its
+  // address, and its padded bytes run up to `padded_end`.
+  uint64_t origin = 0;
+  const char* padded_end = nullptr;
   // The scanner buffer the batch's pieces (and earlier batches') lie in,
   // when the scanner has left it; returned once the batch is done.
   ScanBuffer owned;
   size_t bad_span_args = 0;       // negative "correlation"/"bytes" args in its events
   bool last = false;              // nothing follows
   std::exception_ptr error;       // of a last batch: what stopped the producer
+
+  uint64_t offset(const PackedPiece& piece) const { return origin + reinterpret_cast<uintptr_t>(piece.text); }
+  size_t padded_size(const PackedPiece& piece) const { return static_cast<size_t>(padded_end - piece.text); }
 };
 
 class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
  public:
-  static constexpr size_t kBatchPieces = 1024;
+  static constexpr size_t kBatchPieces = 2048;
   static constexpr size_t kBatches = 16;
   static constexpr size_t kBuffers = 8;
 
@@ -95,9 +90,11 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
  private:
   void produce();
   void produce_pieces();
-  size_t read_plain(ScannedPiece& piece, const char* data, size_t available, PlainEventCounts& counts);
-  bool read_whole_event(ScannedPiece& piece);
-  ScannedPiece& next_piece();
+  void hand_over_piece(TraceEventScanner::Piece kind);
+  size_t read_plain(const char* data, size_t available);
+  bool read_whole_event(std::string_view text);
+  TraceEventBatch& batch_for(std::string_view text, size_t padded_size, uint64_t offset);
+  PackedPiece& next_slot();
   void commit_piece();
   void open_batch();
   bool leaves_open_batch_to_consumer() const;
@@ -113,6 +110,11 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   TraceEventScanner scanner_;
   bool plain_reader_;
   PlainEventReader plain_;
+  // The event the plain reader read last, in the producer's own cache
+  // until it is packed into the batch.
+  EventFields fields_;
+  EventArgs args_;
+  PlainEventCounts counts_;
   TraceEventBatch* open_ = nullptr;  // being filled
   bool reads_open_batch_ = false;    // reads its events, or leaves them to the consumer
 

@@ -93,10 +93,12 @@ std::vector<std::string> pipeline_pieces(std::string_view json, size_t chunk_siz
   std::vector<std::string> out;
   while (const TraceEventBatch* batch = pipeline.next()) {
     for (size_t i = 0; i < batch->size; ++i) {
-      const ScannedPiece& piece = batch->pieces[i];
-      EXPECT_EQ(json.substr(piece.offset, piece.text.size()), piece.text);
-      out.push_back(piece.is_event ? "E#" + std::to_string(piece.event_index) + "=" + std::string(piece.text)
-                                   : "H:" + batch->keys[piece.key] + "=" + std::string(piece.text));
+      const PackedPiece& piece = batch->pieces[i];
+      std::string_view text = piece.text_view();
+      EXPECT_EQ(json.substr(batch->offset(piece), text.size()), text);
+      EXPECT_GE(batch->padded_size(piece), text.size() + TraceEventScanner::kPadding);
+      out.push_back(piece.is_event() ? "E#" + std::to_string(piece.event_index) + "=" + std::string(text)
+                                     : "H:" + batch->keys[piece.event_index] + "=" + std::string(text));
     }
   }
   return out;
