@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analyses/device_properties.hpp"
+#include "analyses/string_match.hpp"
 
 namespace stepscope {
 
@@ -202,9 +203,10 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
 }
 
 std::vector<int64_t> worker_pids(const Run& run) {
+  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::set<int64_t> pids;
   for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kOther && run.strings.get(s.name) == "worker_batch") pids.insert(s.pid);
+    if (s.kind == SpanKind::kOther && worker_batch[s.name]) pids.insert(s.pid);
   }
   return {pids.begin(), pids.end()};
 }
@@ -224,10 +226,11 @@ bool inside(const Intervals& spans, int64_t ts) {
 }
 
 void gather_gc_pauses(const Run& run, DiagnosisFacts& f) {
+  std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   for (const Span& s : run.spans) {
     if (s.kind != SpanKind::kOther || s.pid != f.primary->pid || s.tid != f.main_tid) continue;
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
-    if (ns < 0 || run.strings.get(s.name) != "gc_pause") continue;
+    if (ns < 0 || !gc_pause[s.name]) continue;
     ++f.gc_pauses;
     f.gc_pause_ns += ns;
     f.gc_longest_ns = std::max(f.gc_longest_ns, ns);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "analyses/nearly_sorted.hpp"
 #include "analyses/profile.hpp"
 
 namespace stepscope {
@@ -83,9 +84,10 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
     entries[next[rank[number[i]]]++] = {span.start_ns, span.end_ns, i};
   }
   order_.resize(entries.size());
+  // A thread's spans come in trace order, which is mostly time order.
   for (size_t r = 0; r < keys.size(); ++r) {
-    std::sort(entries.begin() + static_cast<ptrdiff_t>(begin[r]), entries.begin() + static_cast<ptrdiff_t>(begin[r + 1]),
-              nesting_order);
+    sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
+                       [](const Entry& a, const Entry& b) { return nesting_order(a, b); });
   }
   for (size_t i = 0; i < entries.size(); ++i) order_[i] = entries[i].span;
   threads_.reserve(keys.size());
