@@ -28,11 +28,10 @@ namespace {
 // every step.
 class LaunchFinder {
  public:
-  explicit LaunchFinder(const Run& run) {
-    for (SpanId i = 0; i < run.spans.size(); ++i) {
-      const Span& span = run.spans[i];
-      if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) calls_.emplace_back(span.correlation, i);
-    }
+  using Call = std::pair<int64_t, SpanId>;  // (correlation, runtime call)
+
+  // `calls` in trace order.
+  explicit LaunchFinder(std::vector<Call> calls) : calls_(std::move(calls)) {
     // Ties: the first call in the trace (the span ids make the order total).
     sort_nearly_sorted(std::span<Call>(calls_), std::less<Call>());
   }
@@ -45,8 +44,6 @@ class LaunchFinder {
   }
 
  private:
-  using Call = std::pair<int64_t, SpanId>;  // (correlation, runtime call)
-
   // std::lower_bound's answer, searched onward from the last answer when the
   // key is past it: steps of 1, 2, 4, ... then a binary search in the last step.
   size_t lower_bound_near_last(const Call& key) const {
@@ -70,11 +67,22 @@ class LaunchFinder {
 }  // namespace
 
 DeviceLaunches::DeviceLaunches(const Run& run) {
-  LaunchFinder launches(run);
+  // One pass over the spans for both the calls and the activity: the passes
+  // over millions of spans are bound by memory, not by the work per span.
+  std::vector<LaunchFinder::Call> calls;
+  std::vector<int64_t> correlations;  // of each activity_
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
-    if (!is_device_activity(span.kind)) continue;
-    activity_.push_back({i, span.correlation != 0 ? launches.find(span.correlation) : kNoLaunch});
+    if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) {
+      calls.emplace_back(span.correlation, i);
+    } else if (is_device_activity(span.kind)) {
+      activity_.push_back({i, kNoLaunch});
+      correlations.push_back(span.correlation);
+    }
+  }
+  LaunchFinder launches(std::move(calls));
+  for (size_t a = 0; a < activity_.size(); ++a) {
+    if (correlations[a] != 0) activity_[a].launch = launches.find(correlations[a]);
   }
 }
 

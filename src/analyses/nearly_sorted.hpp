@@ -1,10 +1,14 @@
-// Sorting what is nearly sorted already. Traces write most of a track's
-// events in time order, with a few out of place (Kineto flushes some late);
-// a full sort of millions of them does O(n log n) work to move those few.
-// Here one pass splits the range into a sorted run and the elements out of
-// place, only those are sorted, and a merge puts them back: O(n + k log k)
-// for k out of place. Far from sorted (k above a quarter), it sorts the
-// whole range instead.
+// Sorting what is nearly sorted already. A trace writes each track's events
+// in time order with a few out of place (Kineto flushes some late), or as a
+// few stretches each in time order (traces joined end to end); a full sort
+// of millions of them does O(n log n) comparisons to move those few.
+//
+// Here one pass deals the elements onto a few sorted lanes (each element
+// onto the lane it came after when that keeps the lane sorted, else onto
+// the first lane that stays sorted, else onto a new lane), then the lanes
+// are merged pairwise: O(n log L) for L lanes, and one pass when the range
+// is sorted. Far from sorted (more than kMostLanes lanes, or much searching
+// for lanes), it sorts the whole range instead.
 //
 // `less` must be a strict weak order under which only equal elements are
 // equivalent (a key that ends in an id, or plain values): the result is then
@@ -12,36 +16,87 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace stepscope {
 
+namespace nearly_sorted_detail {
+
+inline constexpr size_t kMostLanes = 128;
+
+// The lane of each element, or an empty vector when the range is too far
+// from sorted to be worth it.
+template <typename T, typename Less>
+std::vector<uint8_t> deal_onto_lanes(std::span<const T> items, Less less, size_t& lanes) {
+  static_assert(kMostLanes <= 256, "lane numbers are bytes");
+  std::vector<uint8_t> lane_of(items.size());
+  std::vector<T> last;  // the last element of each lane
+  size_t current = 0;
+  size_t searched = 0;  // lanes looked at off the fast path
+  for (size_t i = 0; i < items.size(); ++i) {
+    const T& item = items[i];
+    if (last.empty() || less(item, last[current])) {
+      size_t lane = 0;
+      while (lane < last.size() && less(item, last[lane])) ++lane;
+      searched += lane + 1;
+      if (lane == last.size()) {
+        if (last.size() == kMostLanes) return {};
+        last.push_back(item);
+      }
+      current = lane;
+      if (searched > 4 * items.size()) return {};
+    }
+    last[current] = item;
+    lane_of[i] = static_cast<uint8_t>(current);
+  }
+  lanes = last.size();
+  return lane_of;
+}
+
+}  // namespace nearly_sorted_detail
+
 template <typename T, typename Less>
 void sort_nearly_sorted(std::span<T> items, Less less) {
   if (std::is_sorted(items.begin(), items.end(), less)) return;
-  std::vector<T> in_order, out_of_place;
-  in_order.reserve(items.size());
-  const size_t most_out_of_place = items.size() / 4;
-  for (const T& item : items) {
-    if (in_order.empty() || !less(item, in_order.back())) {
-      in_order.push_back(item);
-    } else if (in_order.size() < 2 || !less(item, in_order[in_order.size() - 2])) {
-      // The last one kept is the one out of place (ahead of its time): the
-      // item takes its place, which keeps one early outlier from pushing
-      // everything after it aside.
-      out_of_place.push_back(in_order.back());
-      in_order.back() = item;
-    } else {
-      out_of_place.push_back(item);  // behind its time
-    }
-    if (out_of_place.size() > most_out_of_place) {
-      std::sort(items.begin(), items.end(), less);
-      return;
-    }
+  size_t lanes = 0;
+  std::vector<uint8_t> lane_of = nearly_sorted_detail::deal_onto_lanes(std::span<const T>(items), less, lanes);
+  if (lane_of.empty()) {
+    std::sort(items.begin(), items.end(), less);
+    return;
   }
-  std::sort(out_of_place.begin(), out_of_place.end(), less);
-  std::merge(in_order.begin(), in_order.end(), out_of_place.begin(), out_of_place.end(), items.begin(), less);
+  // The lanes one after another (a counting sort by lane keeps each in order).
+  std::vector<size_t> bounds(lanes + 1, 0);
+  for (uint8_t lane : lane_of) bounds[lane + 1]++;
+  for (size_t lane = 0; lane < lanes; ++lane) bounds[lane + 1] += bounds[lane];
+  std::vector<T> buffer(items.size());
+  {
+    std::vector<size_t> next(bounds.begin(), bounds.end() - 1);
+    for (size_t i = 0; i < items.size(); ++i) buffer[next[lane_of[i]]++] = items[i];
+  }
+  // Adjacent lanes merged pairwise, back and forth between the buffer and items.
+  std::span<T> from(buffer), to = items;
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged{0};
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      auto first = from.begin() + static_cast<std::ptrdiff_t>(bounds[r]);
+      auto middle = from.begin() + static_cast<std::ptrdiff_t>(bounds[r + 1]);
+      auto out = to.begin() + static_cast<std::ptrdiff_t>(bounds[r]);
+      if (r + 2 < bounds.size()) {
+        std::merge(first, middle, middle, from.begin() + static_cast<std::ptrdiff_t>(bounds[r + 2]), out, less);
+        merged.push_back(bounds[r + 2]);
+      } else {
+        std::copy(first, middle, out);
+        merged.push_back(bounds[r + 1]);
+      }
+    }
+    bounds = std::move(merged);
+    std::swap(from, to);
+  }
+  if (from.data() != items.data()) std::copy(from.begin(), from.end(), items.begin());
 }
 
 }  // namespace stepscope

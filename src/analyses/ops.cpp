@@ -272,8 +272,9 @@ OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, con
     row.self_device_ns += node.own_device_ns;
   }
   bool has_device = false;
-  for (const Span& span : run.spans) {
-    if (!is_device_activity(span.kind)) continue;
+  // The launches list the device activity in trace order: no pass over every span to find it.
+  for (const LaunchedActivity& activity : launches.activity()) {
+    const Span& span = run.spans[activity.span];
     uint32_t group = names.group(span.name);
     if (group == kNone) continue;
     has_device = true;

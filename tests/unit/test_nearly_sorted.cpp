@@ -39,6 +39,18 @@ TEST(SortNearlySorted, OneLateAndOneEarlyElement) {
   expect_same_as_sort(numbered({100, 1, 2, 3, 4, 5, 6, 7})); // the first one far ahead
 }
 
+// A trace joined end to end from copies of one: each copy in time order,
+// the copies over the same times, a few ties out of place in each.
+TEST(SortNearlySorted, CopiesOfOneSortedRunWithTiesOutOfPlace) {
+  for (int copies : {2, 34, 200}) {
+    std::vector<int> keys;
+    for (int c = 0; c < copies; ++c) {
+      for (int i = 0; i < 300; ++i) keys.push_back(i % 50 == 7 ? i - 1 : i);
+    }
+    expect_same_as_sort(numbered(keys));
+  }
+}
+
 TEST(SortNearlySorted, ReversedFallsBackToAFullSort) { expect_same_as_sort(numbered({9, 8, 7, 6, 5, 4, 3, 2, 1})); }
 
 TEST(SortNearlySorted, RandomDisorderOfEveryDegreeMatchesSort) {
