@@ -7,7 +7,8 @@
 // onto the lane it came after when that keeps the lane sorted, else onto
 // the first lane that stays sorted, else onto a new lane), then the lanes
 // are merged pairwise: O(n log L) for L lanes, and one pass when the range
-// is sorted. Far from sorted (more than kMostLanes lanes, or much searching
+// is sorted. When the first lane holds all but a quarter or less, only the
+// others are copied aside and sorted, and merged back in place. Far from sorted (more than kMostLanes lanes, or much searching
 // for lanes), it sorts the whole range instead.
 //
 // `less` must be a strict weak order under which only equal elements are
@@ -57,6 +58,34 @@ std::vector<uint8_t> deal_onto_lanes(std::span<const T> items, Less less, size_t
   return lane_of;
 }
 
+// When the first lane holds most elements (a few out of place): the others
+// are set aside and sorted, the first lane closes up in place, and a merge
+// from the back fills the range, which keeps the memory used to the few.
+template <typename T, typename Less>
+void merge_few_into_first_lane(std::span<T> items, const std::vector<uint8_t>& lane_of, size_t first_lane,
+                               Less less) {
+  std::vector<T> aside;
+  aside.reserve(items.size() - first_lane);
+  size_t kept = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (lane_of[i] == 0) {
+      items[kept++] = items[i];  // kept <= i: moves only leftwards
+    } else {
+      aside.push_back(items[i]);
+    }
+  }
+  std::sort(aside.begin(), aside.end(), less);
+  size_t to = items.size();
+  while (!aside.empty()) {
+    if (kept > 0 && less(aside.back(), items[kept - 1])) {
+      items[--to] = items[--kept];
+    } else {
+      items[--to] = aside.back();
+      aside.pop_back();
+    }
+  }
+}
+
 }  // namespace nearly_sorted_detail
 
 template <typename T, typename Less>
@@ -66,6 +95,11 @@ void sort_nearly_sorted(std::span<T> items, Less less) {
   std::vector<uint8_t> lane_of = nearly_sorted_detail::deal_onto_lanes(std::span<const T>(items), less, lanes);
   if (lane_of.empty()) {
     std::sort(items.begin(), items.end(), less);
+    return;
+  }
+  size_t first_lane = static_cast<size_t>(std::count(lane_of.begin(), lane_of.end(), uint8_t{0}));
+  if (items.size() - first_lane <= items.size() / 4) {
+    nearly_sorted_detail::merge_few_into_first_lane(items, lane_of, first_lane, less);
     return;
   }
   // The lanes one after another (a counting sort by lane keeps each in order).
