@@ -1,7 +1,8 @@
 // Sorting what is nearly sorted already. A trace writes each track's events
-// in time order with a few out of place (Kineto flushes some late), or as a
-// few stretches each in time order (traces joined end to end); a full sort
-// of millions of them does O(n log n) comparisons to move those few.
+// in time order with a few out of place (Kineto writes some late, or ties
+// with the shorter event first), or as a few stretches each in time order (a
+// thread's events written in several blocks, the 508 MB trace of bench/); a
+// full sort of millions of them does O(n log n) comparisons for that.
 //
 // Here one pass deals the elements onto a few sorted lanes (each element
 // onto the lane it came after when that keeps the lane sorted, else onto

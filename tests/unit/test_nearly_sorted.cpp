@@ -39,8 +39,8 @@ TEST(SortNearlySorted, OneLateAndOneEarlyElement) {
   expect_same_as_sort(numbered({100, 1, 2, 3, 4, 5, 6, 7})); // the first one far ahead
 }
 
-// A trace joined end to end from copies of one: each copy in time order,
-// the copies over the same times, a few ties out of place in each.
+// A track written in several blocks, each in time order over the same
+// times (copies of one here), a few ties out of place in each.
 TEST(SortNearlySorted, CopiesOfOneSortedRunWithTiesOutOfPlace) {
   for (int copies : {2, 34, 200}) {
     std::vector<int> keys;
