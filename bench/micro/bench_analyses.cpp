@@ -3,7 +3,8 @@
 // trace is the ns-resolution CUDA trace of ../shared (15 MB, 68,657 events),
 // or the file STEPSCOPE_ANALYSES_TRACE names (e.g. that trace repeated to
 // 508 MB, as bench/import_trace.py --keep-trace writes it). Figures in
-// bench/README.md ("The analyses after the import").
+// bench/README.md ("The analyses after the import", "... side by side",
+// "... with fewer passes and sorts").
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/device_activity.hpp"
 #include "analyses/diagnosis_facts.hpp"
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/span_index.hpp"
@@ -80,6 +81,19 @@ void rank_findings(std::vector<Finding>& findings) {
     if (a.expected_speedup && *a.expected_speedup != *b.expected_speedup) return *a.expected_speedup > *b.expected_speedup;
     return a.severity > b.severity;
   });
+}
+
+std::vector<SpanId> device_activity_spans(const DiagnosisInput& input) {
+  std::vector<SpanId> out;
+  if (input.launches) {
+    out.reserve(input.launches->activity().size());
+    for (const LaunchedActivity& activity : input.launches->activity()) out.push_back(activity.span);
+    return out;
+  }
+  for (SpanId i = 0; i < input.run.spans.size(); ++i) {
+    if (is_device_activity(input.run.spans[i].kind)) out.push_back(i);
+  }
+  return out;
 }
 
 Diagnosis diagnose(const DiagnosisInput& given) {

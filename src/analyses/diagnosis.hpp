@@ -53,6 +53,10 @@ struct DiagnosisInput {
   // The host spans of `run` in nesting order, when the caller has them
   // already (report shares them); null: diagnose sorts them once for its rules.
   const HostSpansByThread* host_spans = nullptr;
+  // The device activity of `run` joined to its launches, when the caller has
+  // it (report shares it); null: the rules that need the activity find it
+  // in a pass over the spans.
+  const DeviceLaunches* launches = nullptr;
 };
 
 struct Diagnosis {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analyses/device_properties.hpp"
+#include "analyses/string_match.hpp"
 
 namespace stepscope {
 
@@ -201,14 +202,6 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
-std::vector<int64_t> worker_pids(const Run& run) {
-  std::set<int64_t> pids;
-  for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kOther && run.strings.get(s.name) == "worker_batch") pids.insert(s.pid);
-  }
-  return {pids.begin(), pids.end()};
-}
-
 Intervals data_waits(const Run& run, int64_t pid, int64_t tid) {
   Intervals out;
   for (const Span& s : run.spans) {
@@ -223,18 +216,27 @@ bool inside(const Intervals& spans, int64_t ts) {
   return it != spans.begin() && std::prev(it)->second > ts;
 }
 
-void gather_gc_pauses(const Run& run, DiagnosisFacts& f) {
+// The worker processes (their "worker_batch" markers) and the main thread's
+// GC pauses: both are spans of kind other, found in one pass over the spans.
+void gather_marker_spans(const Run& run, DiagnosisFacts& f) {
+  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
+  std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
+  std::set<int64_t> workers;
   for (const Span& s : run.spans) {
-    if (s.kind != SpanKind::kOther || s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    if (s.kind != SpanKind::kOther) continue;
+    if (worker_batch[s.name]) workers.insert(s.pid);
+    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
-    if (ns < 0 || run.strings.get(s.name) != "gc_pause") continue;
+    if (ns < 0 || !gc_pause[s.name]) continue;
     ++f.gc_pauses;
     f.gc_pause_ns += ns;
     f.gc_longest_ns = std::max(f.gc_longest_ns, ns);
   }
+  f.worker_pids.assign(workers.begin(), workers.end());
 }
 
 void gather_samples(const Run& run, DiagnosisFacts& f) {
+  if (run.samples.empty()) return;  // a trace: no pass over the spans for data waits
   Intervals waits = data_waits(run, f.primary->pid, f.main_tid);
   std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   for (const Sample& s : run.samples) {
@@ -280,11 +282,10 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   f.window_start_ns = p.steps[first].start_ns;
   f.window_end_ns = p.steps.back().end_ns;
   for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
-  f.worker_pids = worker_pids(input.run);
+  gather_marker_spans(input.run, f);
   gather_cpu(counters, f);
   gather_process_cpu(counters, f);
   gather_disks(counters, f);
-  gather_gc_pauses(input.run, f);
   gather_samples(input.run, f);
   return f;
 }

@@ -197,13 +197,12 @@ const Span* innermost_python(const std::vector<const Span*>& python, const Inter
   return nullptr;
 }
 
-OverheadFigures overhead_figures(const Run& run, const HostSpansByThread& index, const DiagnosisFacts& facts) {
+OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts& facts) {
+  const Run& run = in.run;
   OverheadFigures f;
-  HostSpans host = host_spans(run, facts.primary->pid, facts.main_tid, index);
+  HostSpans host = host_spans(run, facts.primary->pid, facts.main_tid, *in.host_spans);  // diagnose sees to host_spans
   Intervals device;
-  for (const Span& s : run.spans) {
-    if (is_device_activity(s.kind)) device.push_back({s.start_ns, s.end_ns});
-  }
+  for (SpanId id : device_activity_spans(in)) device.push_back({run.spans[id].start_ns, run.spans[id].end_ns});
   f.has_device = !device.empty();
   device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
@@ -251,7 +250,7 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   if (!facts.primary || device_side_missing(in.run)) return std::nullopt;
-  OverheadFigures f = overhead_figures(in.run, *in.host_spans, facts);  // diagnose sees to host_spans
+  OverheadFigures f = overhead_figures(in, facts);
   if (f.steps == 0 || f.step_ns <= 0) return std::nullopt;
   double ops_per_step = static_cast<double>(f.top_level_op_ns.size()) / static_cast<double>(f.steps);
   int64_t median_op_ns = median(f.top_level_op_ns);

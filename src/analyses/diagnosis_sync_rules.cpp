@@ -11,12 +11,14 @@
 // device-bound step) loses nothing to the host's waits, so the gap, not the
 // host's blocked time, is the share.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <span>
 
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_rules.hpp"
+#include "analyses/nearly_sorted.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -126,13 +128,9 @@ Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
 // the GPU analyses' DeviceActivity: that leaves out a cut-short last profiler
 // step (HTA's rule), while a synchronization's gap must end at the device's
 // next activity whichever step it belongs to.
-Intervals device_busy(const Run& run) {
+Intervals device_busy(const DiagnosisInput& in) {
   Intervals busy;
-  for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kKernel || s.kind == SpanKind::kMemcpy || s.kind == SpanKind::kMemset) {
-      busy.emplace_back(s.start_ns, s.end_ns);
-    }
-  }
+  for (SpanId id : device_activity_spans(in)) busy.emplace_back(in.run.spans[id].start_ns, in.run.spans[id].end_ns);
   return busy;
 }
 
@@ -157,7 +155,8 @@ int64_t total(const Intervals& disjoint) {
 }
 
 Intervals merged(Intervals spans) {
-  std::sort(spans.begin(), spans.end());
+  // Device activity comes in time order: no sort for what is sorted already.
+  sort_nearly_sorted(std::span<std::pair<int64_t, int64_t>>(spans), std::less<>());
   Intervals out;
   for (auto [start, end] : spans) {
     if (!out.empty() && start <= out.back().second) {
@@ -201,7 +200,7 @@ std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const Diagnos
   Intervals windows = merged(steps);  // consecutive steps touch: one window
   int64_t step_ns = total(windows);
   if (step_ns <= 0) return std::nullopt;
-  Intervals busy = merged(device_busy(in.run));
+  Intervals busy = merged(device_busy(in));
   Intervals blocked, idle;
   std::map<std::string, size_t> calls, operators, ranges;
   for (const SyncSite& s : sites) {

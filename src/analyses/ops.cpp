@@ -223,24 +223,38 @@ class RowTable {
       : run_(run), names_(names), by_shapes_(by_shapes) {}
 
   OpStats& row(uint32_t group, OpRowKind kind, StringId shapes) {
-    RowKey key{group, kind, by_shapes_ ? shapes : StringTable::kEmpty};
-    auto [found, inserted] = index_.try_emplace(key, rows_.size());
-    if (inserted) {
-      OpStats& stats = rows_.emplace_back();
-      stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
-      stats.kind = kind;
-      stats.input_shapes = key.shapes;
+    if (!by_shapes_) {
+      // Rows by (group, kind) alone: a table indexed by both, not a hash per event.
+      size_t slot = size_t{group} * kOpRowKinds + static_cast<size_t>(kind);
+      if (slot >= direct_.size()) direct_.resize(std::max(slot + 1, run_.strings.size() * kOpRowKinds), kNoRow);
+      if (direct_[slot] == kNoRow) direct_[slot] = add(group, kind, StringTable::kEmpty);
+      return rows_[direct_[slot]];
     }
+    RowKey key{group, kind, shapes};
+    auto [found, inserted] = index_.try_emplace(key, rows_.size());
+    if (inserted) add(group, kind, shapes);
     return rows_[found->second];
   }
   std::vector<OpStats> take() { return std::move(rows_); }
 
  private:
+  static constexpr size_t kOpRowKinds = 3;  // host, user annotation, device
+  static constexpr size_t kNoRow = SIZE_MAX;
+
+  size_t add(uint32_t group, OpRowKind kind, StringId shapes) {
+    OpStats& stats = rows_.emplace_back();
+    stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
+    stats.kind = kind;
+    stats.input_shapes = shapes;
+    return rows_.size() - 1;
+  }
+
   const Run& run_;
   const NameClasses& names_;
   bool by_shapes_;
   std::vector<OpStats> rows_;
-  std::unordered_map<RowKey, size_t, RowKeyHash> index_;
+  std::unordered_map<RowKey, size_t, RowKeyHash> index_;  // by shapes
+  std::vector<size_t> direct_;                            // not by shapes: by group and kind
 };
 
 }  // namespace
@@ -272,8 +286,9 @@ OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, con
     row.self_device_ns += node.own_device_ns;
   }
   bool has_device = false;
-  for (const Span& span : run.spans) {
-    if (!is_device_activity(span.kind)) continue;
+  // The launches list the device activity in trace order: no pass over every span to find it.
+  for (const LaunchedActivity& activity : launches.activity()) {
+    const Span& span = run.spans[activity.span];
     uint32_t group = names.group(span.name);
     if (group == kNone) continue;
     has_device = true;

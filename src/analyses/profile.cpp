@@ -49,15 +49,62 @@ struct OpenSpan {
   int64_t child_ns;
 };
 
+// A span's frame is its name's: interned once per name, not per span.
+class NameFrames {
+ public:
+  NameFrames(const StringTable& strings, FrameTable& frames) : frames_(frames), frame_of_(strings.size(), kUnset) {}
+  FrameId frame(StringId name) {
+    FrameId& frame = frame_of_[name];
+    if (frame == kUnset) frame = frames_.intern({name, StringTable::kEmpty, 0, FrameKind::kMarker});
+    return frame;
+  }
+
+ private:
+  static constexpr FrameId kUnset = UINT32_MAX;
+  FrameTable& frames_;
+  std::vector<FrameId> frame_of_;  // by string id
+};
+
+// One thread's weights by stack id, in a table indexed by stack id that the
+// threads reuse: millions of spans land on far fewer stacks, so a lookup is
+// one read, where a map took a tree walk per span.
+class StackWeightTable {
+ public:
+  void add(StackId stack, int64_t ns) {
+    if (stack >= weights_.size()) weights_.resize(stack + 1);
+    StackWeight& w = weights_[stack];
+    if (w.count == 0) touched_.push_back(stack);
+    w.stack = stack;
+    w.count += 1;
+    w.weight_ns += ns;
+  }
+  // The weights added since the last take, ordered by stack id; empties the table.
+  std::vector<StackWeight> take() {
+    std::sort(touched_.begin(), touched_.end());
+    std::vector<StackWeight> out;
+    out.reserve(touched_.size());
+    for (StackId stack : touched_) {
+      out.push_back(weights_[stack]);
+      weights_[stack] = {};
+    }
+    touched_.clear();
+    return out;
+  }
+
+ private:
+  std::vector<StackWeight> weights_;  // by stack id; count 0 when untouched
+  std::vector<StackId> touched_;
+};
+
 // Walks one thread's spans in start order. A span that overlaps its parent
 // without nesting (rare, from clock rounding) is clipped to the parent.
 void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const ProfileOptions& options,
-                          FrameTable& frames, StackTree& stacks, StackWeights& weights) {
+                          NameFrames& frames, StackTree& stacks, StackWeightTable& weights) {
   std::vector<OpenSpan> open;
   auto close_top = [&] {
     const OpenSpan& top = open.back();
     int64_t self = std::max<int64_t>(0, top.span->end_ns - top.span->start_ns - top.child_ns);
-    add_weight(weights, top.stack, self);
+    weights.add(top.stack, self);
     open.pop_back();
   };
   for (SpanId id : spans) {
@@ -67,8 +114,7 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
     StackId parent = open.empty() ? StackTree::kRoot : open.back().stack;
     int64_t end = open.empty() ? span->end_ns : std::min(span->end_ns, open.back().span->end_ns);
     if (!open.empty()) open.back().child_ns += end - span->start_ns;
-    FrameId frame = frames.intern({span->name, StringTable::kEmpty, 0, FrameKind::kMarker});
-    open.push_back({span, stacks.push(parent, frame), 0});
+    open.push_back({span, stacks.push(parent, frames.frame(span->name)), 0});
   }
   while (!open.empty()) close_top();
 }
@@ -120,15 +166,16 @@ Profile build_profile(const Run& run, const ProfileOptions& options, const HostS
     return profile;
   }
   profile.owns_tables_ = true;
-  std::map<ThreadKey, StackWeights> by_thread;
+  NameFrames frames(run.strings, profile.own_frames_);
+  StackWeightTable weights;
+  // The index's threads are distinct and ordered by (pid, tid), the order of the profile's.
   for (const HostSpansByThread::Thread& thread : host_spans->threads()) {
     if (only_unknown_kinds(run, thread.spans)) continue;
-    StackWeights weights;
-    profile_thread_spans(run, thread.spans, options, profile.own_frames_, profile.own_stacks_, weights);
-    if (!weights.empty()) by_thread[{thread.pid, thread.tid}] = std::move(weights);
+    profile_thread_spans(run, thread.spans, options, frames, profile.own_stacks_, weights);
+    std::vector<StackWeight> stacks = weights.take();
+    if (!stacks.empty()) profile.threads.push_back({.pid = thread.pid, .tid = thread.tid, .stacks = std::move(stacks)});
   }
-  profile.source = by_thread.empty() ? ProfileSource::kEmpty : ProfileSource::kSpans;
-  profile.threads = to_thread_profiles(std::move(by_thread));
+  profile.source = profile.threads.empty() ? ProfileSource::kEmpty : ProfileSource::kSpans;
   return profile;
 }
 

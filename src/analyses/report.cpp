@@ -59,9 +59,11 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   });
   work.add([&] {
     work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
     work.wait_for(steps_done);
     work.wait_for(gpu_done);
-    report.diagnosis = diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans});
+    report.diagnosis =
+        diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches});
   });
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
@@ -73,18 +75,24 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
   StepsAnalysis steps;
   std::vector<ProcessSummary> processes;
   std::optional<HostSpansByThread> host_spans;  // for the diagnosis' rules
+  std::optional<DeviceLaunches> launches;       // for the device analyses and the diagnosis
   SideBySide work;
   auto host_spans_built = work.add([&] { host_spans.emplace(run); });
-  auto gpu_done = work.add([&] { out.gpu = analyze_gpu_rank(run, source); });
+  auto launches_built = work.add([&] { launches.emplace(run); });
+  auto gpu_done = work.add([&] {
+    work.wait_for(launches_built);
+    out.gpu = analyze_gpu_rank(run, source, *launches);
+  });
   auto steps_done = work.add([&] {
     steps = analyze_steps(run);
     processes = summarize_processes(run);
   });
   work.add([&] {
     work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu, &*host_spans})};
+    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches})};
   });
   work.run(threads);
   return out;

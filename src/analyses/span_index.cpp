@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "analyses/nearly_sorted.hpp"
 #include "analyses/profile.hpp"
 
 namespace stepscope {
@@ -35,58 +36,65 @@ bool nesting_order(const Entry& a, const Entry& b) {
   return a.span < b.span;  // trace order, as a stable sort keeps it
 }
 
-// Dense thread numbers in first-seen order, per host span (UINT32_MAX for
-// device activity). Consecutive spans are mostly on one thread: the last
-// lookup is remembered.
-std::vector<uint32_t> thread_numbers(const Run& run, std::vector<ThreadKey>& keys) {
-  std::vector<uint32_t> number(run.spans.size(), UINT32_MAX);
-  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> seen;
-  ThreadKey last{};
-  uint32_t last_number = UINT32_MAX;
-  for (SpanId i = 0; i < run.spans.size(); ++i) {
-    const Span& span = run.spans[i];
-    if (!is_host_span(span.kind)) continue;
+// Dense thread numbers in first-seen order, for host spans (is_host_span).
+// Consecutive spans are mostly on one thread: the last lookup is remembered.
+class ThreadNumbers {
+ public:
+  // The thread number of a host span.
+  uint32_t number(const Span& span) {
     ThreadKey key{span.pid, span.tid};
-    if (last_number == UINT32_MAX || !(key == last)) {
-      auto [found, inserted] = seen.try_emplace(key, static_cast<uint32_t>(keys.size()));
-      if (inserted) keys.push_back(key);
-      last = key;
-      last_number = found->second;
+    if (last_number_ == UINT32_MAX || !(key == last_)) {
+      auto [found, inserted] = seen_.try_emplace(key, static_cast<uint32_t>(keys_.size()));
+      if (inserted) keys_.push_back(key);
+      last_ = key;
+      last_number_ = found->second;
     }
-    number[i] = last_number;
+    return last_number_;
   }
-  return number;
-}
+  const std::vector<ThreadKey>& keys() const { return keys_; }
+
+ private:
+  std::vector<ThreadKey> keys_;  // by number
+  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> seen_;
+  ThreadKey last_{};
+  uint32_t last_number_ = UINT32_MAX;
+};
 
 }  // namespace
 
 HostSpansByThread::HostSpansByThread(const Run& run) {
-  std::vector<ThreadKey> keys;
-  std::vector<uint32_t> number = thread_numbers(run, keys);
+  // Counted in a first pass, placed in a second (a counting sort by thread):
+  // no number per span kept in between, so no more memory than the entries.
+  ThreadNumbers numbers;
+  std::vector<size_t> count;
+  for (const Span& span : run.spans) {
+    if (!is_host_span(span.kind)) continue;
+    uint32_t n = numbers.number(span);
+    if (n == count.size()) count.push_back(0);
+    count[n]++;
+  }
+  const std::vector<ThreadKey>& keys = numbers.keys();
   // Rank of each thread in (pid, tid) order.
   std::vector<uint32_t> by_key(keys.size());
   for (uint32_t i = 0; i < by_key.size(); ++i) by_key[i] = i;
   std::sort(by_key.begin(), by_key.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
-  std::vector<uint32_t> rank(keys.size());
-  for (uint32_t r = 0; r < by_key.size(); ++r) rank[by_key[r]] = r;
-  // Counting sort by thread rank, then each thread's spans by nesting order.
-  std::vector<size_t> begin(keys.size() + 1, 0);
-  for (uint32_t n : number) {
-    if (n != UINT32_MAX) begin[rank[n] + 1]++;
-  }
-  for (size_t r = 0; r < keys.size(); ++r) begin[r + 1] += begin[r];
+  std::vector<size_t> begin(keys.size() + 1, 0);  // of each thread by rank
+  for (size_t r = 0; r < keys.size(); ++r) begin[r + 1] = begin[r] + count[by_key[r]];
+  std::vector<size_t> next(keys.size());  // by number
+  for (size_t r = 0; r < keys.size(); ++r) next[by_key[r]] = begin[r];
   std::vector<Entry> entries(begin.back());
-  std::vector<size_t> next(begin.begin(), begin.end() - 1);
   for (SpanId i = 0; i < run.spans.size(); ++i) {
-    if (number[i] == UINT32_MAX) continue;
     const Span& span = run.spans[i];
-    entries[next[rank[number[i]]]++] = {span.start_ns, span.end_ns, i};
+    if (!is_host_span(span.kind)) continue;
+    entries[next[numbers.number(span)]++] = {span.start_ns, span.end_ns, i};
   }
-  order_.resize(entries.size());
+  // A thread's spans come in trace order, which is mostly time order.
   for (size_t r = 0; r < keys.size(); ++r) {
-    std::sort(entries.begin() + static_cast<ptrdiff_t>(begin[r]), entries.begin() + static_cast<ptrdiff_t>(begin[r + 1]),
-              nesting_order);
+    sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
+                       [](const Entry& a, const Entry& b) { return nesting_order(a, b); });
   }
+  // Only now: the sorts' buffers are gone, which keeps the peak lower.
+  order_.resize(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) order_[i] = entries[i].span;
   threads_.reserve(keys.size());
   for (size_t r = 0; r < keys.size(); ++r) {

@@ -1,6 +1,7 @@
 #include "analyses/steps.hpp"
 
 #include "analyses/device_activity.hpp"
+#include "analyses/string_match.hpp"
 #include "analyses/trace_steps.hpp"
 
 #include <algorithm>
@@ -214,6 +215,7 @@ std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& 
   for (const Span& s : run.spans) {
     if (s.kind == SpanKind::kStep && s.end_ns >= s.start_ns) steps_by_pid[s.pid].push_back(&s);
   }
+  if (steps_by_pid.empty()) return {};  // a trace's steps: no phase index to build
   PhaseIndex phases(run);
   StepCounters counters(run);
   std::vector<ProcessSteps> out;
@@ -298,8 +300,9 @@ std::vector<FunctionSamples> top_functions(const Run& run, const std::map<FrameI
 
 std::map<int64_t, Intervals> worker_batches(const Run& run) {
   std::map<int64_t, Intervals> out;
+  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kOther && run.strings.get(s.name) == "worker_batch") {
+    if (s.kind == SpanKind::kOther && worker_batch[s.name]) {
       out[s.pid].emplace_back(s.start_ns, s.end_ns);
     }
   }

@@ -22,24 +22,62 @@ bool contains_forward(std::string_view name) {
   return false;
 }
 
+// Which phase a range's name puts it in, decided once per name rather than
+// by string searches on each of millions of spans.
+class NameRoles {
+ public:
+  enum Role : uint8_t { kDataWait, kOptimizer, kBackward, kForwardIfOp, kForwardIfRange, kForwardAlways, kNone };
+
+  explicit NameRoles(const StringTable& strings) : strings_(strings), roles_(strings.size(), kUnknown) {}
+
+  Role role(StringId name) {
+    uint8_t& role = roles_[name];
+    if (role == kUnknown) role = decide(strings_.get(name));
+    return static_cast<Role>(role);
+  }
+
+ private:
+  static constexpr uint8_t kUnknown = 0xff;
+  static Role decide(std::string_view name) {
+    if (is_data_wait_range(name)) return kDataWait;
+    if (is_optimizer_range(name)) return kOptimizer;
+    if (is_backward_op(name)) return kBackward;
+    bool op_counts = !is_profiler_step_name(name);  // as a cpu op
+    bool range_counts = contains_forward(name);     // as a user range
+    if (op_counts && range_counts) return kForwardAlways;
+    if (op_counts) return kForwardIfOp;
+    return range_counts ? kForwardIfRange : kNone;
+  }
+  const StringTable& strings_;
+  std::vector<uint8_t> roles_;  // by string id
+};
+
 // The ranges of one process that the phases are read from.
 struct ProcessRanges {
   std::map<int64_t, Intervals> data_wait, optimizer, forward;  // by thread
   Intervals backward;                                          // any thread
   std::string loader_iterator;
 
-  void add(const Span& s, std::string_view name) {
+  void add(const Run& run, const Span& s, NameRoles::Role role) {
     Interval interval{s.start_ns, s.end_ns};
-    if (is_data_wait_range(name)) {
-      data_wait[s.tid].push_back(interval);
-      if (loader_iterator.empty()) loader_iterator = iterator_class(name);
-    } else if (is_optimizer_range(name)) {
-      optimizer[s.tid].push_back(interval);
-    } else if (is_backward_op(name)) {
-      backward.push_back(interval);
-    } else if ((s.kind == SpanKind::kCpuOp && !is_profiler_step_name(name)) ||
-               (s.kind == SpanKind::kUserRange && contains_forward(name))) {
-      forward[s.tid].push_back(interval);
+    switch (role) {
+      case NameRoles::kDataWait:
+        data_wait[s.tid].push_back(interval);
+        if (loader_iterator.empty()) loader_iterator = iterator_class(run.strings.get(s.name));
+        break;
+      case NameRoles::kOptimizer:
+        optimizer[s.tid].push_back(interval);
+        break;
+      case NameRoles::kBackward:
+        backward.push_back(interval);
+        break;
+      case NameRoles::kForwardAlways:
+      case NameRoles::kForwardIfOp:
+      case NameRoles::kForwardIfRange:
+        if (counts_as_forward(s.kind, role)) forward_of(s.tid).push_back(interval);
+        break;
+      case NameRoles::kNone:
+        break;
     }
   }
 
@@ -48,6 +86,23 @@ struct ProcessRanges {
     std::string_view rest = name.substr(kDataWaitPrefix.size());
     return std::string(rest.substr(0, rest.find('.')));
   }
+
+ private:
+  // Operators but profiler steps, and user ranges that say "forward".
+  static bool counts_as_forward(SpanKind kind, NameRoles::Role role) {
+    if (role == NameRoles::kForwardAlways) return true;
+    return kind == SpanKind::kCpuOp ? role == NameRoles::kForwardIfOp : role == NameRoles::kForwardIfRange;
+  }
+  // Consecutive ranges are mostly on one thread: its list is remembered.
+  Intervals& forward_of(int64_t tid) {
+    if (!last_forward_ || last_forward_tid_ != tid) {
+      last_forward_ = &forward[tid];
+      last_forward_tid_ = tid;
+    }
+    return *last_forward_;
+  }
+  Intervals* last_forward_ = nullptr;  // std::map keeps it valid
+  int64_t last_forward_tid_ = 0;
 };
 
 void merge_all(std::map<int64_t, Intervals>& by_thread) {
@@ -120,10 +175,19 @@ std::vector<TraceProcessSteps> trace_steps(const Run& run) {
   for (const Span* s : profiler_step_spans(run)) ranges_by_pid[s->pid].push_back(s);
   if (ranges_by_pid.empty()) return {};
   std::map<int64_t, ProcessRanges> phase_ranges;
+  NameRoles roles(run.strings);
+  // Consecutive spans are mostly of one process: its ranges are remembered.
+  int64_t last_pid = 0;
+  ProcessRanges* last_ranges = nullptr;
+  bool have_last = false;
   for (const Span& s : run.spans) {
     if ((s.kind != SpanKind::kCpuOp && s.kind != SpanKind::kUserRange) || s.end_ns < s.start_ns) continue;
-    if (!ranges_by_pid.count(s.pid)) continue;
-    phase_ranges[s.pid].add(s, run.strings.get(s.name));
+    if (!have_last || s.pid != last_pid) {
+      last_pid = s.pid;
+      last_ranges = ranges_by_pid.count(s.pid) ? &phase_ranges[s.pid] : nullptr;
+      have_last = true;
+    }
+    if (last_ranges) last_ranges->add(run, s, roles.role(s.name));
   }
   std::vector<TraceProcessSteps> out;
   for (auto& [pid, ranges] : ranges_by_pid) {

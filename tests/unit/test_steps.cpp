@@ -92,7 +92,8 @@ TEST(Steps, PercentilesInterpolate) {
     b.step(1, t, len, 1);
     t += len;
   }
-  const auto& p = stepscope::analyze_steps(b.run).processes.at(0);
+  stepscope::StepsAnalysis steps = stepscope::analyze_steps(b.run);  // kept: p refers into it
+  const auto& p = steps.processes.at(0);
   EXPECT_DOUBLE_EQ(p.step_time.p50_ms, 30);
   EXPECT_DOUBLE_EQ(p.step_time.p90_ms, 46);
   EXPECT_EQ(p.histogram.size(), 10u);

@@ -1,0 +1,11 @@
+#include "analyses/string_match.hpp"
+
+namespace stepscope {
+
+std::vector<bool> strings_equal_to(const StringTable& strings, std::string_view text) {
+  std::vector<bool> equal(strings.size());
+  for (StringId id = 0; id < equal.size(); ++id) equal[id] = strings.get(id) == text;
+  return equal;
+}
+
+}  // namespace stepscope
