@@ -9,8 +9,9 @@
 // the first lane that stays sorted, else onto a new lane), then the lanes
 // are merged pairwise: O(n log L) for L lanes, and one pass when the range
 // is sorted. When the first lane holds all but a quarter or less, only the
-// others are copied aside and sorted, and merged back in place. Far from sorted (more than kMostLanes lanes, or much searching
-// for lanes), it sorts the whole range instead.
+// others are copied aside and sorted, and merged back in place. Far from
+// sorted (more than kMostLanes lanes, or much searching for lanes), it sorts
+// the whole range instead.
 //
 // `less` must be a strict weak order under which only equal elements are
 // equivalent (a key that ends in an id, or plain values): the result is then
