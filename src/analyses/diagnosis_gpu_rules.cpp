@@ -9,7 +9,6 @@
 // (steady_device_idle).
 #include <fmt/format.h>
 
-#include "analyses/device_activity.hpp"
 #include "analyses/diagnosis_rules.hpp"
 
 namespace stepscope {
@@ -73,12 +72,9 @@ WindowIdle span_idle(const GpuRank& rank) {
 std::optional<WindowIdle> steady_device_idle(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (in.steps.origin != StepsOrigin::kHooks || !f.primary || f.window_end_ns <= f.window_start_ns) return std::nullopt;
   std::vector<Interval> busy, waits;
+  for (SpanId id : device_activity_spans(in)) busy.push_back({in.run.spans[id].start_ns, in.run.spans[id].end_ns});
   for (const Span& s : in.run.spans) {
-    if (is_device_activity(s.kind)) {
-      busy.push_back({s.start_ns, s.end_ns});
-    } else if (s.kind == SpanKind::kDataWait && s.pid == f.primary->pid) {
-      waits.push_back({s.start_ns, s.end_ns});
-    }
+    if (s.kind == SpanKind::kDataWait && s.pid == f.primary->pid) waits.push_back({s.start_ns, s.end_ns});
   }
   busy = clip_disjoint(merge_unsorted(std::move(busy)), f.window_start_ns, f.window_end_ns);
   waits = clip_disjoint(merge_unsorted(std::move(waits)), f.window_start_ns, f.window_end_ns);
