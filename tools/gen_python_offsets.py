@@ -64,6 +64,7 @@ def fields(minor):
         f.append(("gil.locked", "offsetof(PyInterpreterState, _gil.locked)"))
         f.append(("gil.last_holder", "offsetof(PyInterpreterState, _gil.last_holder)"))
 
+    f.append(("thread.prev", "offsetof(PyThreadState, prev)"))
     f.append(("thread.next", "offsetof(PyThreadState, next)"))
     f.append(("thread.interp", "offsetof(PyThreadState, interp)"))
     f.append(("thread.frame", "offsetof(PyThreadState, frame)" if frames_in_objects

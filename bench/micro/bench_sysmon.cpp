@@ -1,8 +1,11 @@
-// The cost of one poll of the system monitor, as `record` runs it at 10 Hz:
-// the machine's counters, the memory cgroup and one process (this one),
-// without GPUs (which would measure NVML, not the monitor). The second
-// benchmark gives the process 32 more threads that sleep, as a training
-// process's data-loader, pin-memory and library threads mostly do.
+// The cost of one poll of the system monitor: the machine's counters, the
+// memory cgroup and one process (this one), without GPUs (which would
+// measure NVML, not the monitor). BM_SysmonPoll reads everything at each
+// poll, as `monitor` does; BM_SysmonPollAsRecorded polls as `record` does,
+// on a clock that advances 100 ms per poll, so that its slow counters are
+// read at every tenth. The 32-thread variants give the process 32 more
+// threads that sleep, as a training process's data-loader, pin-memory and
+// library threads mostly do.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "collectors/sysmon.hpp"
+#include "collectors/sysmon_source.hpp"
 
 namespace stepscope {
 namespace {
@@ -21,31 +25,42 @@ int64_t steady_ns() {
              std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void poll_loop(benchmark::State& state) {
-  SysmonOptions options;
+// `as_recorded`: record's options, and a clock of 10 polls a second.
+void poll_loop(benchmark::State& state, bool as_recorded) {
+  SysmonOptions options = as_recorded ? SysmonSource::recording_options() : SysmonOptions{};
   options.gpus = false;
   Sysmon sysmon(options);
   const std::vector<pid_t> pids{::getpid()};
-  sysmon.sample(steady_ns(), pids);  // primes the rates
+  int64_t now = steady_ns();
+  auto next_time = [&] { return as_recorded ? now += 100'000'000 : steady_ns(); };
+  sysmon.sample(next_time(), pids);  // primes the rates
   for (auto _ : state) {
-    SysmonSample sample = sysmon.sample(steady_ns(), pids);
+    SysmonSample sample = sysmon.sample(next_time(), pids);
     benchmark::DoNotOptimize(sample);
   }
 }
 
-void BM_SysmonPoll(benchmark::State& state) { poll_loop(state); }
-BENCHMARK(BM_SysmonPoll)->Unit(benchmark::kMicrosecond);
-
-void BM_SysmonPoll32SleepingThreads(benchmark::State& state) {
+void with_sleeping_threads(benchmark::State& state, bool as_recorded) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::vector<std::thread> sleepers;
   for (int i = 0; i < 32; ++i) sleepers.emplace_back([released] { released.wait(); });
-  poll_loop(state);
+  poll_loop(state, as_recorded);
   release.set_value();
   for (std::thread& t : sleepers) t.join();
 }
+
+void BM_SysmonPoll(benchmark::State& state) { poll_loop(state, false); }
+BENCHMARK(BM_SysmonPoll)->Unit(benchmark::kMicrosecond);
+
+void BM_SysmonPoll32SleepingThreads(benchmark::State& state) { with_sleeping_threads(state, false); }
 BENCHMARK(BM_SysmonPoll32SleepingThreads)->Unit(benchmark::kMicrosecond);
+
+void BM_SysmonPollAsRecorded(benchmark::State& state) { poll_loop(state, true); }
+BENCHMARK(BM_SysmonPollAsRecorded)->Unit(benchmark::kMicrosecond);
+
+void BM_SysmonPollAsRecorded32SleepingThreads(benchmark::State& state) { with_sleeping_threads(state, true); }
+BENCHMARK(BM_SysmonPollAsRecorded32SleepingThreads)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace stepscope

@@ -146,7 +146,7 @@ std::optional<uint64_t> CgroupMemoryFiles::effective_limit(std::string_view stat
   return least;
 }
 
-std::optional<CgroupMemory> CgroupMemoryFiles::read() {
+std::optional<CgroupMemory> CgroupMemoryFiles::read(bool limits_too) {
   auto usage_text = usage_.read();
   auto usage = usage_text ? parse_u64(*usage_text) : std::nullopt;
   if (!usage) return std::nullopt;
@@ -154,7 +154,11 @@ std::optional<CgroupMemory> CgroupMemoryFiles::read() {
   CgroupMemory out;
   out.version = version_;
   out.usage_bytes = *usage;
-  out.limit_bytes = effective_limit(stat);
+  if (limits_too || !limit_read_) {
+    limit_ = effective_limit(stat);
+    limit_read_ = true;
+  }
+  out.limit_bytes = limit_;
   // v1's total_ counts the cgroup's descendants too, as its usage does.
   const bool v1 = version_ == 1;
   auto inactive = memory_stat_field(stat, v1 ? "total_inactive_file" : "inactive_file");
@@ -170,11 +174,12 @@ CgroupMemoryReader::CgroupMemoryReader()
 
 std::optional<CgroupMemory> CgroupMemoryReader::read(pid_t pid, int64_t now_ns) {
   if (mounts_.empty()) return std::nullopt;
-  if (pid != pid_ || now_ns >= next_check_ns_) {
+  const bool check = pid != pid_ || now_ns >= next_check_ns_;
+  if (check) {
     next_check_ns_ = now_ns + kMembershipInterval;
     check_membership(pid);
   }
-  return files_ ? files_->read() : std::nullopt;
+  return files_ ? files_->read(check) : std::nullopt;
 }
 
 // Opens the files of the cgroup `pid` is in, unless they are those open now;

@@ -64,12 +64,16 @@ class CgroupMemoryFiles {
  public:
   explicit CgroupMemoryFiles(const CgroupDir& dir);
   // Nullopt when the usage file cannot be read (the root of a v2 hierarchy
-  // has none).
-  std::optional<CgroupMemory> read();
+  // has none). The limits are read again only when `limits_too` (and at the
+  // first read): a limit is set, not counted, and a v2 cgroup's takes a
+  // read per ancestor.
+  std::optional<CgroupMemory> read(bool limits_too = true);
 
  private:
   std::optional<uint64_t> effective_limit(std::string_view stat);
 
+  bool limit_read_ = false;
+  std::optional<uint64_t> limit_;  // as last read
   int version_;
   KeptFile usage_, stat_;
   // v2: memory.max of the cgroup and each ancestor below the mount point;
@@ -87,7 +91,7 @@ std::optional<CgroupMemory> read_cgroup_memory(const CgroupDir& dir);
 // again, but at most once a second (`now_ns`, any monotonic clock): the
 // kernel resolves every hierarchy's path for it, which costs as much as all
 // the memory files together. The cgroup's files are reopened only when it
-// changed.
+// changed; its limits are read again at the same checks.
 class CgroupMemoryReader {
  public:
   CgroupMemoryReader();

@@ -101,6 +101,7 @@ bool fill_from_313(const DebugOffsets313& d, PythonLayout& layout) {
             narrow(d.interpreter_state.threads_head, layout.interpreter.threads_head) &&
             narrow(d.interpreter_state.gil_runtime_state_locked, layout.gil.locked) &&
             narrow(d.interpreter_state.gil_runtime_state_holder, layout.gil.last_holder) &&
+            narrow(d.thread_state.prev, layout.thread.prev) &&
             narrow(d.thread_state.next, layout.thread.next) &&
             narrow(d.thread_state.interp, layout.thread.interp) &&
             narrow(d.thread_state.current_frame, layout.thread.frame) &&

@@ -60,6 +60,9 @@ struct PythonLayout {
   } gil;
 
   struct Thread {
+    // PyThreadState*: threads are added at the head of the list, so the
+    // first thread's prev is null until another thread is added before it.
+    uint32_t prev = kAbsent;
     uint32_t next = kAbsent;
     uint32_t interp = kAbsent;
     uint32_t frame = kAbsent;  // PyFrameObject* / _PyCFrame* / _PyInterpreterFrame*

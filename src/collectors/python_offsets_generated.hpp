@@ -27,6 +27,7 @@ inline constexpr PythonLayout kLayout3_8 = {
         .last_holder = 1160,
     },
     .thread = {
+        .prev = 0,
         .next = 8,
         .interp = 16,
         .frame = 24,
@@ -102,6 +103,7 @@ inline constexpr PythonLayout kLayout3_9 = {
         .last_holder = 360,
     },
     .thread = {
+        .prev = 0,
         .next = 8,
         .interp = 16,
         .frame = 24,
@@ -177,6 +179,7 @@ inline constexpr PythonLayout kLayout3_10 = {
         .last_holder = 360,
     },
     .thread = {
+        .prev = 0,
         .next = 8,
         .interp = 16,
         .frame = 24,
@@ -252,6 +255,7 @@ inline constexpr PythonLayout kLayout3_11 = {
         .last_holder = 368,
     },
     .thread = {
+        .prev = 0,
         .next = 8,
         .interp = 16,
         .frame = 56,
@@ -326,6 +330,7 @@ inline constexpr PythonLayout kLayout3_12 = {
         .last_holder = 1048,
     },
     .thread = {
+        .prev = 0,
         .next = 8,
         .interp = 16,
         .frame = 56,

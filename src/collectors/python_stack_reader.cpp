@@ -52,7 +52,7 @@ StackReader::StackReader(const ProcessMemory& memory, const PythonLayout& layout
                          uint64_t code_type)
     : memory_(memory), layout_(layout), runtime_(runtime), codes_(memory, layout, code_type) {
   const auto& t = layout.thread;
-  thread_bytes_ = span_of({t.next, t.interp, t.frame, t.thread_id, t.native_thread_id,
+  thread_bytes_ = span_of({t.prev, t.next, t.interp, t.frame, t.thread_id, t.native_thread_id,
                            t.datastack_chunk});
   if (layout.frame_model == FrameModel::kFrameObjects) {
     const auto& f = layout.frame_object;
@@ -202,11 +202,14 @@ void StackReader::build_planned_regions() {
     add_gil_regions(runtime_, planned_runtime_gil_);
   }
   interp_copies_.resize(plan_.interps.size());
+  interp_read_ = interpreter_read_needed();
   for (size_t i = 0; i < plan_.interps.size(); ++i) {
     const uint64_t interp = plan_.interps[i];
     InterpCopy& copy = interp_copies_[i];
-    regions_.push_back({interp + layout_.interpreter.next, &copy.next, 8});
-    regions_.push_back({interp + layout_.interpreter.threads_head, &copy.threads, 8});
+    if (interp_read_) {
+      regions_.push_back({interp + layout_.interpreter.next, &copy.next, 8});
+      regions_.push_back({interp + layout_.interpreter.threads_head, &copy.threads, 8});
+    }
     if (layout_.gil.scope == GilScope::kInterpreter) {
       add_gil_regions(interp, copy.gil);
     }
@@ -236,6 +239,28 @@ void StackReader::build_planned_regions() {
   }
 }
 
+// Whether the interpreter's `next` and thread head must be read to tell
+// that the lists are unchanged. With one interpreter, on 3.11 (where its
+// range holds nothing else: the GIL is in the runtime), they need not be:
+// * an interpreter is only ever added at the runtime's head, which is read,
+//   so the last interpreter's `next` stays null;
+// * a thread is only ever added at the head, which sets the old first
+//   thread's `prev`: a planned first thread whose `prev` is still null is
+//   still first, unless it was removed;
+// * removing a thread state clears its data-stack chunk pointer before its
+//   memory is freed (tstate_delete_common), so a planned first thread that
+//   had a chunk no longer matches the plan. Its memory reused by a new
+//   thread state is that thread's, added at the head (a true read); reused
+//   by anything else, it would have to repeat five pointers of the plan,
+//   the standard every other check here holds to (code objects included).
+// One remote range less per sample (bench/README.md, fifth round).
+bool StackReader::interpreter_read_needed() const {
+  const bool layout_allows = layout_.thread.prev != kAbsent && layout_.gil.scope == GilScope::kRuntime &&
+                             layout_.frame_model == FrameModel::kCFrame;
+  return !(layout_allows && plan_.interps.size() == 1 && plan_.thread_counts[0] > 0 &&
+           plan_.threads[0].chunk != 0);
+}
+
 // Whether the copies describe the same lists as the plan: the runtime's
 // head, each interpreter's next and first thread, each thread's next, its
 // interpreter, C frame and chunk are the addresses the plan read. Then each
@@ -249,8 +274,13 @@ bool StackReader::planned_lists_unchanged() const {
   for (size_t i = 0; i < interps; ++i) {
     const InterpCopy& interp = interp_copies_[i];
     const size_t count = plan_.thread_counts[i];
-    if (interp.next != (i + 1 < interps ? plan_.interps[i + 1] : 0)) return false;
-    if (interp.threads != (count == 0 ? 0 : plan_.threads[index].tstate)) return false;
+    if (!interp_read_) {
+      // See interpreter_read_needed: the first thread is still first.
+      if (field<uint64_t>(thread_copies_[index].state.data(), t.prev) != 0) return false;
+    } else if (interp.next != (i + 1 < interps ? plan_.interps[i + 1] : 0) ||
+               interp.threads != (count == 0 ? 0 : plan_.threads[index].tstate)) {
+      return false;
+    }
     for (size_t k = 0; k < count; ++k, ++index) {
       const ThreadPlan& plan = plan_.threads[index];
       const char* state = thread_copies_[index].state.data();

@@ -132,6 +132,7 @@ class StackReader {
   bool read_stepwise(std::vector<PythonThreadStack>& out, std::string& error);
   bool read_planned(std::vector<PythonThreadStack>& out, std::string& error);
   void build_planned_regions();
+  bool interpreter_read_needed() const;
   void add_gil_regions(uint64_t base, Gil& gil);
   bool planned_lists_unchanged() const;
   bool read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
@@ -168,6 +169,7 @@ class StackReader {
   Plan observed_;
   uint64_t planned_head_ = 0;
   Gil planned_runtime_gil_;
+  bool interp_read_ = true;  // whether this speculative read includes the interpreters' lists
   std::vector<InterpCopy> interp_copies_;
   std::vector<ThreadCopy> thread_copies_;
   Walk walk_;

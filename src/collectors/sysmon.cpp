@@ -94,10 +94,12 @@ SysmonSample Sysmon::sample(int64_t now_ns, const std::vector<pid_t>& pids) {
   out.unix_ns = unix_now_ns();
   out.has_rates = primed_;
   out.interval_s = primed_ ? static_cast<double>(now_ns - previous_ns_) / 1e9 : 0;
-  SystemCounters system = system_counters_.read();
+  const bool slow = !primed_ || now_ns >= next_slow_ns_;
+  if (slow) next_slow_ns_ = now_ns + options_.slow_interval_ns;
+  SystemCounters system = system_counters_.read(slow);
   unreadable_ += system.unreadable;
-  if (primed_) out.system = system_rates(system, out.interval_s);
-  out.system.load = system.load;
+  if (primed_) out.system = cpu_rates(system);
+  if (slow) add_slow_rates(system, now_ns, out.system);
   out.system.memory = system.memory;
   out.system.cgroup_memory = cgroup_memory_.read(pids.empty() ? ::getpid() : pids.front(), now_ns);
   out.processes = process_rates(pids, out.interval_s);
@@ -109,30 +111,43 @@ SysmonSample Sysmon::sample(int64_t now_ns, const std::vector<pid_t>& pids) {
   return out;
 }
 
-SystemSample Sysmon::system_rates(const SystemCounters& now, double seconds) const {
+SystemSample Sysmon::cpu_rates(const SystemCounters& now) const {
   SystemSample s;
   const SystemCounters& before = previous_system_;
   if (before.cpu && now.cpu) {
     s.cpu = cpu_percent(before.cpu->total, now.cpu->total);
     s.cores = core_rates(*before.cpu, *now.cpu);
   }
-  for (const DiskCounters& disk : now.disks) {
-    if (const DiskCounters* previous = find_named(before.disks, disk.name)) {
-      s.disks.push_back(disk_rates(*previous, disk, seconds));
-    }
-  }
-  for (const NetCounters& net : now.networks) {
-    if (const NetCounters* previous = find_named(before.networks, net.name)) {
-      s.networks.push_back(net_rates(*previous, net, seconds));
-    }
-  }
   return s;
 }
 
+// The load as read, and disk and network rates since the previous slow
+// reading (which may be several samples back).
+void Sysmon::add_slow_rates(SystemCounters& now, int64_t now_ns, SystemSample& s) {
+  s.load = now.load;
+  if (slow_primed_) {
+    const double seconds = static_cast<double>(now_ns - previous_slow_ns_) / 1e9;
+    for (const DiskCounters& disk : now.disks) {
+      if (const DiskCounters* previous = find_named(previous_disks_, disk.name)) {
+        s.disks.push_back(disk_rates(*previous, disk, seconds));
+      }
+    }
+    for (const NetCounters& net : now.networks) {
+      if (const NetCounters* previous = find_named(previous_networks_, net.name)) {
+        s.networks.push_back(net_rates(*previous, net, seconds));
+      }
+    }
+  }
+  previous_disks_ = std::move(now.disks);
+  previous_networks_ = std::move(now.networks);
+  previous_slow_ns_ = now_ns;
+  slow_primed_ = true;
+}
+
 std::vector<ProcessSample> Sysmon::process_rates(const std::vector<pid_t>& pids, double seconds) {
-  // Processes that started after the previous sample's uptime are newborn;
-  // -1 when that is unknown (no previous sample, no /proc/uptime).
-  double born_after_s = primed_ ? previous_system_.uptime_s.value_or(-1) : -1;
+  // Processes that started after the previous sample are newborn; -1 when
+  // there was none.
+  double born_after_s = primed_ ? previous_system_.uptime_s : -1;
   std::map<std::pair<pid_t, uint64_t>, ProcessCounters> current;
   std::vector<ProcessSample> samples;
   for (pid_t pid : pids) {

@@ -66,6 +66,10 @@ struct SysmonSample {
 };
 
 struct SysmonOptions {
+  // The load and the disk and network rates are read at most this often:
+  // at every sample when 0. `record` polls at 10 Hz and reads them once a
+  // second (docs/monitor.md, "Cost").
+  int64_t slow_interval_ns = 0;
   bool gpus = true;
   bool gpu_pcie = true;  // PCIe throughput blocks ~40 ms per GPU: off at 10 Hz
   std::string nvml_library = kNvmlLibrary;
@@ -82,7 +86,8 @@ class Sysmon {
   const std::string& gpu_absent_reason() const { return gpu_reason_; }
 
  private:
-  SystemSample system_rates(const SystemCounters& now, double seconds) const;
+  SystemSample cpu_rates(const SystemCounters& now) const;
+  void add_slow_rates(SystemCounters& now, int64_t now_ns, SystemSample& s);
   std::vector<ProcessSample> process_rates(const std::vector<pid_t>& pids, double seconds);
   void read_gpus(SysmonSample& out);
 
@@ -96,6 +101,11 @@ class Sysmon {
   bool primed_ = false;
   int64_t previous_ns_ = 0;
   SystemCounters previous_system_;
+  int64_t next_slow_ns_ = 0;
+  bool slow_primed_ = false;
+  int64_t previous_slow_ns_ = 0;
+  std::vector<DiskCounters> previous_disks_;
+  std::vector<NetCounters> previous_networks_;
   // (pid, start ticks) -> the previous reading, so a reused pid starts afresh.
   std::map<std::pair<pid_t, uint64_t>, ProcessCounters> previous_processes_;
   uint64_t unreadable_ = 0;

@@ -1,6 +1,7 @@
 #include "collectors/sysmon_system.hpp"
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 
@@ -126,13 +127,21 @@ std::vector<NetCounters> parse_net_dev(std::string_view text) {
   return nets;
 }
 
-std::optional<double> parse_uptime(std::string_view text) {
-  std::string_view field = first_field(text.substr(0, text.find('\n')));
-  return field.empty() ? std::nullopt : parse_number<double>(field);
+namespace {
+
+// What /proc/uptime says, without formatting it: the kernel writes the
+// boot-time clock there, and start times in /proc/PID/stat count from boot
+// on the same clock.
+double seconds_since_boot() {
+  timespec now{};
+  clock_gettime(CLOCK_BOOTTIME, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
+}  // namespace
+
 SystemCounterReader::SystemCounterReader()
-    : stat_("/proc/stat"), loadavg_("/proc/loadavg"), meminfo_("/proc/meminfo"), uptime_("/proc/uptime"),
+    : stat_("/proc/stat"), loadavg_("/proc/loadavg"), meminfo_("/proc/meminfo"),
       diskstats_("/proc/diskstats"), net_dev_("/proc/net/dev") {}
 
 bool SystemCounterReader::is_whole_disk(const std::string& name) {
@@ -145,12 +154,18 @@ bool SystemCounterReader::is_whole_disk(const std::string& name) {
   return whole;
 }
 
-SystemCounters SystemCounterReader::read() {
+SystemCounters SystemCounterReader::read(bool slow_too) {
   SystemCounters c;
   c.cpu = read_parsed<CpuStat>(stat_, parse_cpu_stat, c.unreadable);
-  c.load = read_parsed<LoadAverage>(loadavg_, parse_loadavg, c.unreadable);
   c.memory = read_parsed<MemoryInfo>(meminfo_, parse_meminfo, c.unreadable);
-  c.uptime_s = read_parsed<double>(uptime_, parse_uptime, c.unreadable);
+  c.uptime_s = seconds_since_boot();
+  c.slow_read = slow_too;
+  if (slow_too) read_slow(c);
+  return c;
+}
+
+void SystemCounterReader::read_slow(SystemCounters& c) {
+  c.load = read_parsed<LoadAverage>(loadavg_, parse_loadavg, c.unreadable);
   if (auto text = diskstats_.read()) {
     for (DiskCounters& disk : parse_diskstats(*text)) {
       if (disk.reads + disk.writes > 0 && is_whole_disk(disk.name)) c.disks.push_back(std::move(disk));
@@ -163,7 +178,6 @@ SystemCounters SystemCounterReader::read() {
   } else {
     ++c.unreadable;
   }
-  return c;
 }
 
 CpuPercent cpu_percent(const CpuTimes& before, const CpuTimes& after) {

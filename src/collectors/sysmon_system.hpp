@@ -62,18 +62,17 @@ struct NetCounters {
 // /proc/net/dev, without its two header lines.
 std::vector<NetCounters> parse_net_dev(std::string_view text);
 
-// Seconds since boot, first field of /proc/uptime.
-std::optional<double> parse_uptime(std::string_view text);
-
 // One reading of the whole machine. `unreadable` counts files that could not
 // be read or parsed (a container hiding /proc/diskstats, say).
 struct SystemCounters {
   std::optional<CpuStat> cpu;
-  std::optional<LoadAverage> load;
   std::optional<MemoryInfo> memory;
-  std::vector<DiskCounters> disks;  // whole disks only, see read_system_counters
+  double uptime_s = 0;  // seconds since boot (CLOCK_BOOTTIME, what /proc/uptime shows)
+  // The slow part, read only when `slow_read` (see SystemCounterReader::read).
+  bool slow_read = false;
+  std::optional<LoadAverage> load;
+  std::vector<DiskCounters> disks;  // whole disks only, see SystemCounterReader
   std::vector<NetCounters> networks;
-  std::optional<double> uptime_s;
   uint64_t unreadable = 0;
 };
 
@@ -84,12 +83,16 @@ struct SystemCounters {
 class SystemCounterReader {
  public:
   SystemCounterReader();
-  SystemCounters read();
+  // CPU times and memory always; the load, disks and networks too when
+  // `slow_too` (the kernel updates the load every 5 s, and disk and network
+  // rates are wanted over a second, as iostat gives them).
+  SystemCounters read(bool slow_too = true);
 
  private:
+  void read_slow(SystemCounters& c);
   bool is_whole_disk(const std::string& name);
 
-  KeptFile stat_, loadavg_, meminfo_, uptime_, diskstats_, net_dev_;
+  KeptFile stat_, loadavg_, meminfo_, diskstats_, net_dev_;
   // Whether each disk name seen is a whole device: asked of /sys once per name.
   std::map<std::string, bool, std::less<>> whole_disks_;
 };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/batched_insert.hpp"
 #include "run/run_schema.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
@@ -15,13 +16,12 @@ namespace {
 // Inserts rows [from, rows.size()) of one append-only table; each row's id is
 // its index, so a reader can tell a gap from a complete table.
 template <typename Row, typename BindFn>
-void append_rows(SqliteStatement& insert, const std::vector<Row>& rows, size_t from,
+void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t from,
                  BindFn bind_columns) {
-  for (size_t i = from; i < rows.size(); ++i) {
-    insert.bind(1, static_cast<int64_t>(i));
-    bind_columns(insert, rows[i]);
-    insert.run();
-  }
+  insert.append(from, rows.size(), [&](RowBinder& row, size_t i) {
+    row.bind(1, static_cast<int64_t>(i));
+    bind_columns(row, rows[i]);
+  });
 }
 
 // A rollback journal, created and deleted at each commit: a writer killed
@@ -40,19 +40,20 @@ int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
 
 struct RunWriter::Statements {
   explicit Statements(SqliteDb& db)
-      : strings(db, "INSERT INTO strings(id, value) VALUES (?, ?)"),
-        frames(db, "INSERT INTO frames VALUES (?, ?, ?, ?, ?)"),
-        stacks(db, "INSERT INTO stacks VALUES (?, ?, ?)"),
-        samples(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)"),
-        spans(db, "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        flows(db, "INSERT INTO flows VALUES (?, ?, ?, ?)"),
-        counter_tracks(db, "INSERT INTO counter_tracks VALUES (?, ?, ?, ?)"),
-        counter_values(db, "INSERT INTO counter_values VALUES (?, ?, ?, ?)"),
-        processes(db, "INSERT OR REPLACE INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)"),
-        threads(db, "INSERT OR REPLACE INTO threads VALUES (?, ?, ?, ?)"),
+      : strings(db, "INSERT", "strings", 2),
+        frames(db, "INSERT", "frames", 5),
+        stacks(db, "INSERT", "stacks", 3),
+        samples(db, "INSERT", "samples", 7),
+        spans(db, "INSERT", "spans", 10),
+        flows(db, "INSERT", "flows", 4),
+        counter_tracks(db, "INSERT", "counter_tracks", 4),
+        counter_values(db, "INSERT", "counter_values", 4),
+        processes(db, "INSERT OR REPLACE", "processes", 7),
+        threads(db, "INSERT OR REPLACE", "threads", 4),
         metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)") {}
-  SqliteStatement strings, frames, stacks, samples, spans, flows, counter_tracks, counter_values,
-      processes, threads, metadata;
+  BatchedInsert strings, frames, stacks, samples, spans, flows, counter_tracks, counter_values,
+      processes, threads;
+  SqliteStatement metadata;
 };
 
 RunWriter::RunWriter(const std::string& path) {
@@ -89,37 +90,36 @@ void RunWriter::commit(const Run& run) {
 
 void RunWriter::write_new_rows(const Run& run) {
   Statements& st = *statements_;
-  for (size_t i = written_.strings; i < run.strings.size(); ++i) {
-    st.strings.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
-    st.strings.run();
-  }
-  append_rows(st.frames, run.frames.all(), written_.frames, [](SqliteStatement& s, const Frame& f) {
+  st.strings.append(written_.strings, run.strings.size(), [&](RowBinder& row, size_t i) {
+    row.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
+  });
+  append_rows(st.frames, run.frames.all(), written_.frames, [](RowBinder& s, const Frame& f) {
     s.bind(2, as_int(f.function)).bind(3, as_int(f.file)).bind(4, int64_t{f.line});
     s.bind(5, int64_t{static_cast<uint8_t>(f.kind)});
   });
   // Stack 0, the root, is implicit.
   append_rows(st.stacks, run.stacks.all(), std::max<size_t>(written_.stacks, 1),
-              [](SqliteStatement& s, const StackNode& n) {
+              [](RowBinder& s, const StackNode& n) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
-  append_rows(st.samples, run.samples, written_.samples, [](SqliteStatement& s, const Sample& x) {
+  append_rows(st.samples, run.samples, written_.samples, [](RowBinder& s, const Sample& x) {
     s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
     s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
   });
-  append_rows(st.spans, run.spans, written_.spans, [](SqliteStatement& s, const Span& x) {
+  append_rows(st.spans, run.spans, written_.spans, [](RowBinder& s, const Span& x) {
     s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
     s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
   });
-  append_rows(st.flows, run.flows, written_.flows, [](SqliteStatement& s, const Flow& x) {
+  append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
     s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
   });
   append_rows(st.counter_tracks, run.counter_tracks, written_.counter_tracks,
-              [](SqliteStatement& s, const CounterTrack& x) {
+              [](RowBinder& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
               });
   append_rows(st.counter_values, run.counter_values, written_.counter_values,
-              [](SqliteStatement& s, const CounterValue& x) {
+              [](RowBinder& s, const CounterValue& x) {
                 s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
               });
 }
@@ -128,11 +128,11 @@ void RunWriter::write_new_rows(const Run& run) {
 // these small tables are rewritten whole at each commit.
 void RunWriter::write_mutable_rows(const Run& run) {
   Statements& st = *statements_;
-  append_rows(st.processes, run.processes, 0, [](SqliteStatement& s, const Process& p) {
+  append_rows(st.processes, run.processes, 0, [](RowBinder& s, const Process& p) {
     s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
     s.bind(5, p.start_ns).bind(6, p.end_ns).bind(7, int64_t{p.exit_status});
   });
-  append_rows(st.threads, run.threads, 0, [](SqliteStatement& s, const Thread& t) {
+  append_rows(st.threads, run.threads, 0, [](RowBinder& s, const Thread& t) {
     s.bind(2, t.pid).bind(3, t.tid).bind(4, as_int(t.name));
   });
   for (const auto& [key, value] : run.metadata) {

@@ -373,8 +373,10 @@ TEST(PythonStackReader, SeesThreadsComeAndGo) {
   uint64_t reads = 0;
   EXPECT_EQ(s.sample(&reads), (Names{{"Class.inner", "Class.outer"}, {}}));
   EXPECT_EQ(reads, 1u);
-  // The first thread exits: the list starts at the second.
+  // The first thread exits, as tstate_delete_common does it: the list
+  // starts at the second, and the state's chunk pointer is cleared.
   s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, second);
+  s.heap.put<uint64_t>(s.fake.tstate, kLayout.thread.datastack_chunk, 0);
   EXPECT_EQ(s.sample(), (Names{{}}));
   EXPECT_EQ(s.threads[0].python_thread_id, 5678u);
   // A thread state moved to another interpreter is not read as ours.
@@ -385,6 +387,51 @@ TEST(PythonStackReader, SeesThreadsComeAndGo) {
   // No interpreter at all (finalized).
   s.heap.put<uint64_t>(s.fake.runtime, kLayout.runtime.interpreters_head, 0);
   EXPECT_EQ(s.sample(), Names{});
+}
+
+// 3.11 with one interpreter: the steady read leaves out the interpreter's
+// thread head. A thread added at the head, as add_threadstate does it, is
+// told by the old first thread's prev; the first thread removed, as
+// tstate_delete_common does it, by its cleared chunk pointer.
+TEST(PythonStackReader, ThreadsAddedAndRemovedAtTheHeadAreSeen) {
+  ChunkedStack s;
+  const Names one{{"Class.inner", "Class.outer"}};
+  s.sample();
+  s.sample();
+  const uint64_t added = s.heap.alloc(512);
+  const uint64_t chunk = s.heap.alloc(4096);
+  const uint64_t cframe = s.heap.alloc(16);
+  const uint64_t code = s.heap.code("worker", "/app/w.py", 40);
+  s.heap.put(cframe, kLayout.cframe.current_frame, s.heap.frame_at(chunk + 64, code, 0, 0));
+  s.heap.put(added, kLayout.thread.interp, s.fake.interp);
+  s.heap.put(added, kLayout.thread.frame, cframe);
+  s.heap.put(added, kLayout.thread.datastack_chunk, chunk);
+  s.heap.put(added, kLayout.thread.next, s.fake.tstate);
+  s.heap.put(s.fake.tstate, kLayout.thread.prev, added);
+  s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, added);
+  const Names two{{"Class.worker"}, {"Class.inner", "Class.outer"}};
+  EXPECT_EQ(s.sample(), two);
+  uint64_t reads = 0;
+  EXPECT_EQ(s.sample(&reads), two);
+  EXPECT_EQ(reads, 1u);
+  // The new first thread exits.
+  s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, s.fake.tstate);
+  s.heap.put<uint64_t>(s.fake.tstate, kLayout.thread.prev, 0);
+  s.heap.put<uint64_t>(added, kLayout.thread.datastack_chunk, 0);
+  EXPECT_EQ(s.sample(), one);
+  EXPECT_EQ(s.sample(&reads), one);
+  EXPECT_EQ(reads, 1u);
+  // Another added at the head, this time without Python frames yet (no
+  // chunk): the interpreter is read again while it is first.
+  const uint64_t bare = s.heap.alloc(512);
+  s.heap.put(bare, kLayout.thread.interp, s.fake.interp);
+  s.heap.put(bare, kLayout.thread.next, s.fake.tstate);
+  s.heap.put(s.fake.tstate, kLayout.thread.prev, bare);
+  s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, bare);
+  EXPECT_EQ(s.sample(), (Names{{}, {"Class.inner", "Class.outer"}}));
+  s.heap.put(s.fake.interp, kLayout.interpreter.threads_head, s.fake.tstate);
+  s.heap.put<uint64_t>(s.fake.tstate, kLayout.thread.prev, 0);
+  EXPECT_EQ(s.sample(), one);
 }
 
 // 3.8-3.10 keep frames as heap objects, one read each step by step; the plan

@@ -121,6 +121,33 @@ TEST_F(RunFileTest, IncrementalCommitsAppendAndUpdate) {
   EXPECT_EQ(loaded.strings.get(loaded.threads[0].name), "renamed");
 }
 
+// Rows go in multi-row statements of up to 64 rows, the rest one by one:
+// commits that end below, on and past a statement's worth, spread over
+// several commits, keep every row, in order, each with its own values.
+TEST_F(RunFileTest, CommitsOfEverySizeAroundAStatementsRowsKeepEveryRow) {
+  stepscope::Run run = make_full_run();
+  RunWriter writer(path("run.db"));
+  size_t expected = run.samples.size();
+  for (size_t added : {0, 1, 63, 64, 65, 127, 128, 129, 1000}) {
+    for (size_t i = 0; i < added; ++i) {
+      const int64_t n = static_cast<int64_t>(run.samples.size());
+      FrameId f = run.intern_frame("f" + std::to_string(n), "many.py", static_cast<int>(n));
+      run.samples.push_back({1000 + n, 100, 100 + n % 3, run.stacks.intern({f}),
+                             n % 2 ? ThreadState::kRunning : ThreadState::kIdle, n % 5 == 0});
+      run.counter_values.push_back({0, 1000 + n, 0.5 * static_cast<double>(n)});
+    }
+    expected += added;
+    writer.commit(run);
+    stepscope::Run loaded = load_run(path("run.db"));
+    ASSERT_EQ(loaded.samples.size(), expected);
+    expect_same_run(run, loaded);
+    for (size_t i = 0; i < loaded.counter_values.size(); ++i) {
+      ASSERT_EQ(loaded.counter_values[i].ts_ns, run.counter_values[i].ts_ns) << i;
+      ASSERT_EQ(loaded.counter_values[i].value, run.counter_values[i].value) << i;
+    }
+  }
+}
+
 TEST_F(RunFileTest, EmptyRunRoundTrips) {
   save_run(stepscope::Run{}, path("empty.db"));
   stepscope::Run loaded = load_run(path("empty.db"));

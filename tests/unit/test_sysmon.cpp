@@ -227,6 +227,51 @@ TEST(SysmonLive, FirstSamplePrimesThenThisProcessIsMeasured) {
   EXPECT_TRUE(second.gpus.empty());
 }
 
+// `record` polls at 10 Hz but reads the load, disks and networks once a
+// second: the polls between carry none of them, and the next slow poll's
+// rates span the whole second.
+TEST(SysmonLive, SlowCountersAreReadOncePerSlowInterval) {
+  // lo's received bytes, read around the polls that read /proc/net/dev.
+  auto lo_rx = [] {
+    for (const NetCounters& net : parse_net_dev(read_proc_file("/proc/net/dev").value_or(""))) {
+      if (net.name == "lo") return net.rx_bytes;
+    }
+    return uint64_t{0};
+  };
+  SysmonOptions options;
+  options.gpus = false;
+  options.slow_interval_ns = 1'000'000'000;
+  Sysmon sysmon(options);
+  const std::vector<pid_t> pids{getpid()};
+  const uint64_t before_first = lo_rx();
+  SysmonSample first = sysmon.sample(0, pids);
+  const uint64_t after_first = lo_rx();
+  EXPECT_TRUE(first.system.load) << "the first poll reads everything";
+  for (int64_t poll = 1; poll < 10; ++poll) {
+    SysmonSample fast = sysmon.sample(poll * 100'000'000, pids);
+    EXPECT_TRUE(fast.has_rates);
+    EXPECT_FALSE(fast.system.load);
+    EXPECT_TRUE(fast.system.disks.empty());
+    EXPECT_TRUE(fast.system.networks.empty());
+    EXPECT_TRUE(fast.system.memory);
+    ASSERT_EQ(fast.processes.size(), 1u);
+    EXPECT_GT(fast.processes[0].rss_bytes, 0u);
+  }
+  ::usleep(20'000);
+  const uint64_t before_slow = lo_rx();
+  SysmonSample slow = sysmon.sample(1'000'000'000, pids);
+  const uint64_t after_slow = lo_rx();
+  EXPECT_TRUE(slow.system.load);
+  const NetRates* lo = nullptr;
+  for (const NetRates& net : slow.system.networks) {
+    if (net.name == "lo") lo = &net;
+  }
+  ASSERT_NE(lo, nullptr);
+  // The bytes between the first poll and this one, over the 1 s between them.
+  EXPECT_GE(lo->rx_bytes_per_s, static_cast<double>(before_slow - after_first));
+  EXPECT_LE(lo->rx_bytes_per_s, static_cast<double>(after_slow - before_first));
+}
+
 // The thread totals of a live process through kept files, against the sum
 // of its threads' status files read independently. The threads first sleep
 // in short steps (their switch counts move) and then for long: a reader that
