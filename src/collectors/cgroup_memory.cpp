@@ -118,14 +118,14 @@ std::optional<uint64_t> memory_stat_field(std::string_view stat, std::string_vie
 
 CgroupMemoryFiles::CgroupMemoryFiles(const CgroupDir& dir)
     : version_(dir.version),
-      usage_(dir.path + (dir.version == 1 ? "/memory.usage_in_bytes" : "/memory.current")),
-      stat_(dir.path + "/memory.stat") {
+      usage_(dir.path + (dir.version == 1 ? "/memory.usage_in_bytes" : "/memory.current"), KeptFile::Shape::kWhole),
+      stat_(dir.path + "/memory.stat", KeptFile::Shape::kWhole) {
   if (version_ == 1) {
-    limits_.emplace_back(dir.path + "/memory.limit_in_bytes");
+    limits_.emplace_back(dir.path + "/memory.limit_in_bytes", KeptFile::Shape::kWhole);
     return;
   }
   for (std::string path = dir.path; path.size() > dir.mount_point.size(); path.resize(path.rfind('/'))) {
-    limits_.emplace_back(path + "/memory.max");
+    limits_.emplace_back(path + "/memory.max", KeptFile::Shape::kWhole);
   }
 }
 
@@ -187,7 +187,7 @@ std::optional<CgroupMemory> CgroupMemoryReader::read(pid_t pid, int64_t now_ns) 
 void CgroupMemoryReader::check_membership(pid_t pid) {
   if (pid != pid_) {
     pid_ = pid;
-    membership_ = KeptFile("/proc/" + std::to_string(pid) + "/cgroup");
+    membership_ = KeptFile("/proc/" + std::to_string(pid) + "/cgroup", KeptFile::Shape::kWhole);
     files_.reset();
   }
   auto text = membership_.read();

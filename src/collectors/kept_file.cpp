@@ -24,13 +24,15 @@ std::optional<std::string_view> KeptFile::read() {
   size_t length = 0;
   for (;;) {
     if (length == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    ssize_t n = ::pread(fd_.get(), buffer_.data() + length, buffer_.size() - length, static_cast<off_t>(length));
+    const size_t room = buffer_.size() - length;
+    ssize_t n = ::pread(fd_.get(), buffer_.data() + length, room, static_cast<off_t>(length));
     if (n < 0) {
       close();
       return std::nullopt;
     }
     if (n == 0) break;
     length += static_cast<size_t>(n);
+    if (shape_ == Shape::kWhole && static_cast<size_t>(n) < room) break;  // all of it: no read for the 0
   }
   return std::string_view(buffer_.data(), length);
 }

@@ -23,8 +23,17 @@ namespace stepscope {
 
 class KeptFile {
  public:
+  // How the kernel hands the file out. Most /proc and cgroup files are
+  // formatted whole by one call (single_open: stat, meminfo, loadavg, a
+  // process's stat, status, io, cgroup, a thread's schedstat, the cgroup's
+  // memory files): a read with room to spare returns all of it, so one
+  // pread is enough. Files listed record by record (diskstats, net/dev)
+  // come at most a page per read, and are read until a read returns 0.
+  enum class Shape { kRecords, kWhole };
+
   KeptFile() = default;
-  explicit KeptFile(std::string path) : path_(std::move(path)) {}
+  explicit KeptFile(std::string path, Shape shape = Shape::kRecords)
+      : path_(std::move(path)), shape_(shape) {}
 
   // The whole text of the file now, or nullopt when it cannot be opened or
   // read. The view lives until the next read() or the object's end.
@@ -36,6 +45,7 @@ class KeptFile {
 
  private:
   std::string path_;
+  Shape shape_ = Shape::kRecords;
   UniqueFd fd_;
   std::vector<char> buffer_;  // grown as needed, never shrunk or cleared
 };

@@ -60,7 +60,10 @@ bool add_thread_status(std::string_view status, ThreadTotals& totals) {
 }
 
 ProcessCounterReader::Files::Files(pid_t process)
-    : pid(process), stat(proc_path(process, "stat")), status(proc_path(process, "status")), io(proc_path(process, "io")) {}
+    : pid(process),
+      stat(proc_path(process, "stat"), KeptFile::Shape::kWhole),
+      status(proc_path(process, "status"), KeptFile::Shape::kWhole),
+      io(proc_path(process, "io"), KeptFile::Shape::kWhole) {}
 
 ProcessCounterReader::~ProcessCounterReader() = default;
 
@@ -132,8 +135,8 @@ ThreadTotals ProcessCounterReader::read_thread_totals(Files& files) {
 bool ProcessCounterReader::add_thread(pid_t pid, pid_t tid, ThreadFiles& files, ThreadTotals& totals) {
   if (files.status.path().empty()) {
     std::string task = proc_path(pid, "task/" + std::to_string(tid) + "/");
-    files.schedstat = KeptFile(task + "schedstat");
-    files.status = KeptFile(task + "status");
+    files.schedstat = KeptFile(task + "schedstat", KeptFile::Shape::kWhole);
+    files.status = KeptFile(task + "status", KeptFile::Shape::kWhole);
   }
   auto schedstat = files.schedstat.read();
   auto counters = schedstat ? parse_schedstat(*schedstat) : std::nullopt;

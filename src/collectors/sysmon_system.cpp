@@ -141,7 +141,7 @@ double seconds_since_boot() {
 }  // namespace
 
 SystemCounterReader::SystemCounterReader()
-    : stat_("/proc/stat"), loadavg_("/proc/loadavg"), meminfo_("/proc/meminfo"),
+    : stat_("/proc/stat", KeptFile::Shape::kWhole), loadavg_("/proc/loadavg", KeptFile::Shape::kWhole), meminfo_("/proc/meminfo", KeptFile::Shape::kWhole),
       diskstats_("/proc/diskstats"), net_dev_("/proc/net/dev") {}
 
 bool SystemCounterReader::is_whole_disk(const std::string& name) {

@@ -40,6 +40,26 @@ TEST_F(KeptFileTest, ReadsTheCurrentTextEachTime) {
   EXPECT_EQ(file.read(), "");
 }
 
+// A file read as formatted whole stops at the first short read, and still
+// reads past a full buffer: the same texts as the record-by-record reading.
+TEST_F(KeptFileTest, WholeShapeReadsTheSameTexts) {
+  KeptFile whole(path_.string(), KeptFile::Shape::kWhole);
+  write("first\n");
+  EXPECT_EQ(whole.read(), "first\n");
+  const std::string big(3 * 4096 + 7, 'y');  // fills the buffer twice over
+  write(big);
+  EXPECT_EQ(whole.read(), big);
+  write("");
+  EXPECT_EQ(whole.read(), "");
+  // A /proc file formatted by one call, as read both ways.
+  KeptFile cgroup_whole("/proc/self/cgroup", KeptFile::Shape::kWhole);
+  KeptFile cgroup_records("/proc/self/cgroup");
+  auto a = cgroup_whole.read();
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->empty());
+  EXPECT_EQ(std::string(*a), std::string(cgroup_records.read().value_or("")));
+}
+
 TEST_F(KeptFileTest, ProcFilesReadWholeAndMoved) {
   KeptFile stat("/proc/self/stat");
   auto text = stat.read();
