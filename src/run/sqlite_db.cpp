@@ -8,16 +8,22 @@
 
 namespace stepscope {
 
+// A connection is used by one thread at a time (the class is not shared),
+// so SQLite's own lock around every call (bind, step, reset: 6% of a
+// recorder's commit) is left out.
+constexpr int kOneThreadAtATime = SQLITE_OPEN_NOMUTEX;
+
 SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
-  int flags = mode == Mode::kCreate ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-                                    : SQLITE_OPEN_READWRITE;
+  int flags = (mode == Mode::kCreate ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+                                     : SQLITE_OPEN_READWRITE) |
+              kOneThreadAtATime;
   int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK && mode == Mode::kReadExisting) {
     // A file we may not write can still be read; only a hot journal left by
     // a killed writer needs write access, and then SQLite says so.
     sqlite3_close(db_);
     db_ = nullptr;
-    rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+    rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | kOneThreadAtATime, nullptr);
   }
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

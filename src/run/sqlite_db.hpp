@@ -38,6 +38,8 @@ class SqliteStatement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// One connection, for one thread at a time (opened without SQLite's
+// per-call mutex).
 class SqliteDb {
  public:
   enum class Mode { kCreate, kReadExisting };
