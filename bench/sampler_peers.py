@@ -563,16 +563,18 @@ def report_slowdown(results, seconds, phase, load_text):
 PROFILE_PARTS = [
     # By system call: the kernel's own call chains, reliable.
     ("__x64_sys_process_vm_readv", "syscall: process_vm_readv (all of them)"),
+    ("__x64_sys_rt_sigtimedwait", "syscall: rt_sigtimedwait (the sleep and wakeup)"),
+    ("__x64_sys_pread64", "syscall: pread64 (/proc files: thread state, monitor, tree scan)"),
+    ("__x64_sys_getdents64", "syscall: getdents64 (task folders)"),
     ("__x64_sys_openat", "syscall: openat (/proc files)"),
-    ("ksys_read", "syscall: read (/proc files, signalfd)"),
-    ("__x64_sys_close", "syscall: close"),
-    ("__x64_sys_clock_nanosleep", "syscall: clock_nanosleep (sleep and wakeup)"),
+    ("__x64_sys_fdatasync", "syscall: fdatasync (the commit's journal)"),
     # By stepscope function: user stacks unwound from DWARF, may under-count.
     ("stepscope::PythonProcess::sample", "stepscope: PythonProcess::sample (stack read)"),
     ("stepscope::python::StackReader::resolve_frames", "stepscope: code cache and line numbers"),
-    ("stepscope::read_thread_state", "stepscope: read_thread_state (/proc/PID/task/TID/stat)"),
-    ("stepscope::SignalRelay::poll", "stepscope: SignalRelay::poll (signalfd read, every round)"),
+    ("stepscope::ThreadStateReader::read", "stepscope: ThreadStateReader::read (thread state, every sample)"),
+    ("stepscope::SignalRelay::wait_until", "stepscope: SignalRelay::wait_until (the sleep, every round)"),
     ("stepscope::Sampler::intern_stack", "stepscope: Sampler::intern_stack"),
+    ("stepscope::SysmonSource::poll", "stepscope: SysmonSource::poll (system monitor, 10 Hz)"),
     ("stepscope::RunWriter::commit", "stepscope: RunWriter::commit (SQLite, once a second)"),
     ("stepscope::Sampler::scan_tree", "stepscope: Sampler::scan_tree (every 50 ms)"),
 ]
@@ -595,12 +597,19 @@ def bench_profile(sampler, python, seconds, rate, workdir):
     summary = sampler.summary(stderr)
     report = subprocess.run(["perf", "report", "-i", data, "--children", "--sort", "sym",
                              "--stdio", "-g", "none"], capture_output=True, text=True).stdout
-    shares = {}
+    shares, inlined = {}, {}
     for line in report.splitlines():
         fields = line.split(None, 3)  # children%, self%, [.], symbol
         if len(fields) == 4 and fields[0].endswith("%"):
-            symbol = fields[3].strip().removesuffix(" (inlined)")
-            shares.setdefault(symbol, float(fields[0].rstrip("%")))
+            # A function perf lists twice (two copies of its code, each with its own
+            # callers) counts with both shares; an inlined copy only when it has no other.
+            symbol, pct = fields[3].strip(), float(fields[0].rstrip("%"))
+            if symbol.endswith(" (inlined)"):
+                inlined.setdefault(symbol.removesuffix(" (inlined)"), pct)
+            else:
+                shares[symbol] = shares.get(symbol, 0) + pct
+    for symbol, pct in inlined.items():
+        shares.setdefault(symbol, pct)
     # CPU from perf's own count of the recorder's samples (cpu-clock at 4 kHz: 250 µs
     # each); perf's unwinding adds some to what the recorder costs without it.
     counts = subprocess.run(["perf", "report", "-i", data, "--stdio", "-g", "none", "--sort",
