@@ -141,8 +141,11 @@ double seconds_since_boot() {
 }  // namespace
 
 SystemCounterReader::SystemCounterReader()
-    : stat_("/proc/stat", KeptFile::Shape::kWhole), loadavg_("/proc/loadavg", KeptFile::Shape::kWhole), meminfo_("/proc/meminfo", KeptFile::Shape::kWhole),
-      diskstats_("/proc/diskstats"), net_dev_("/proc/net/dev") {}
+    : stat_("/proc/stat", KeptFile::Shape::kWhole),
+      loadavg_("/proc/loadavg", KeptFile::Shape::kWhole),
+      meminfo_("/proc/meminfo", KeptFile::Shape::kWhole),
+      diskstats_("/proc/diskstats"),
+      net_dev_("/proc/net/dev") {}
 
 bool SystemCounterReader::is_whole_disk(const std::string& name) {
   auto found = whole_disks_.find(name);
@@ -159,7 +162,6 @@ SystemCounters SystemCounterReader::read(bool slow_too) {
   c.cpu = read_parsed<CpuStat>(stat_, parse_cpu_stat, c.unreadable);
   c.memory = read_parsed<MemoryInfo>(meminfo_, parse_meminfo, c.unreadable);
   c.uptime_s = seconds_since_boot();
-  c.slow_read = slow_too;
   if (slow_too) read_slow(c);
   return c;
 }

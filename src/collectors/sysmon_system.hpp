@@ -68,8 +68,7 @@ struct SystemCounters {
   std::optional<CpuStat> cpu;
   std::optional<MemoryInfo> memory;
   double uptime_s = 0;  // seconds since boot (CLOCK_BOOTTIME, what /proc/uptime shows)
-  // The slow part, read only when `slow_read` (see SystemCounterReader::read).
-  bool slow_read = false;
+  // The slow part: empty unless read (see SystemCounterReader::read).
   std::optional<LoadAverage> load;
   std::vector<DiskCounters> disks;  // whole disks only, see SystemCounterReader
   std::vector<NetCounters> networks;
