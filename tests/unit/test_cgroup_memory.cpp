@@ -111,6 +111,28 @@ TEST_F(CgroupFiles, KeptFilesSeeNewValues) {
   EXPECT_EQ(m->working_set_bytes, 400000000u);
 }
 
+// `record` reads the limits only at its once-a-second membership checks:
+// between them the last limit read is given with each new usage.
+TEST_F(CgroupFiles, LimitsAreReadAgainOnlyWhenAsked) {
+  write("job/memory.max", "1073741824\n");
+  write("job/step/memory.max", "max\n");
+  write("job/step/memory.current", "900000000\n");
+  write("job/step/memory.stat", "inactive_file 60000000\n");
+  stepscope::CgroupMemoryFiles files({2, (root_ / "job/step").string(), root_.string()});
+  auto first = files.read(false);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->limit_bytes, 1073741824u) << "the first read reads the limits however asked";
+  write("job/step/memory.max", "536870912\n");
+  write("job/step/memory.current", "500000000\n");
+  auto between = files.read(false);
+  ASSERT_TRUE(between);
+  EXPECT_EQ(between->limit_bytes, 1073741824u);
+  EXPECT_EQ(between->usage_bytes, 500000000u);
+  auto checked = files.read(true);
+  ASSERT_TRUE(checked);
+  EXPECT_EQ(checked->limit_bytes, 536870912u);
+}
+
 TEST_F(CgroupFiles, V1ReadsTheHierarchicalLimit) {
   write("job/memory.usage_in_bytes", "600000000\n");
   write("job/memory.limit_in_bytes", "9223372036854771712\n");
