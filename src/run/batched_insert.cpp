@@ -31,9 +31,15 @@ int rows_within_limit(SqliteDb& db, int columns) {
 }  // namespace
 
 BatchedInsert::BatchedInsert(SqliteDb& db, std::string_view verb, std::string_view table, int columns)
-    : columns_(columns),
-      rows_per_statement_(static_cast<size_t>(rows_within_limit(db, columns))),
-      single_(db, insert_sql(verb, table, columns, 1).c_str()),
-      batch_(db, insert_sql(verb, table, columns, static_cast<int>(rows_per_statement_)).c_str()) {}
+    : db_(db),
+      verb_(verb),
+      table_(table),
+      columns_(columns),
+      rows_per_statement_(static_cast<size_t>(rows_within_limit(db, columns))) {}
+
+SqliteStatement& BatchedInsert::statement(std::optional<SqliteStatement>& slot, size_t rows) {
+  if (!slot) slot.emplace(db_, insert_sql(verb_, table_, columns_, static_cast<int>(rows)).c_str());
+  return *slot;
+}
 
 }  // namespace stepscope

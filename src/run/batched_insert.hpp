@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,8 @@ class RowBinder {
 class BatchedInsert {
  public:
   // `verb` is "INSERT" or "INSERT OR REPLACE"; rows fill all `columns`.
+  // Statements are prepared at their first use: a 64-row statement takes a
+  // while to compile, and most tables of a recording never need one.
   BatchedInsert(SqliteDb& db, std::string_view verb, std::string_view table, int columns);
 
   // Inserts rows first..last-1: `bind_row(RowBinder&, index)` binds each.
@@ -51,25 +54,31 @@ class BatchedInsert {
   void append(size_t first, size_t last, BindRow bind_row) {
     size_t i = first;
     for (; i <= last && last - i >= rows_per_statement_; i += rows_per_statement_) {
+      SqliteStatement& batch = statement(batch_, rows_per_statement_);
       for (size_t k = 0; k < rows_per_statement_; ++k) {
-        RowBinder row(batch_, static_cast<int>(k) * columns_ + 1);
+        RowBinder row(batch, static_cast<int>(k) * columns_ + 1);
         bind_row(row, i + k);
       }
-      batch_.run();
+      batch.run();
     }
     for (; i < last; ++i) {
-      RowBinder row(single_, 1);
+      SqliteStatement& single = statement(single_, 1);
+      RowBinder row(single, 1);
       bind_row(row, i);
-      single_.run();
+      single.run();
     }
   }
 
   size_t rows_per_statement() const { return rows_per_statement_; }
 
  private:
+  SqliteStatement& statement(std::optional<SqliteStatement>& slot, size_t rows);
+
+  SqliteDb& db_;
+  std::string verb_, table_;
   int columns_;
   size_t rows_per_statement_;
-  SqliteStatement single_, batch_;
+  std::optional<SqliteStatement> single_, batch_;
 };
 
 }  // namespace stepscope
