@@ -7,13 +7,13 @@
 #include <limits>
 #include <string_view>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "importers/json_scan.hpp"
 #include "importers/json_text.hpp"
+#include "importers/key_order.hpp"
 
 namespace stepscope {
+
+static_assert(json_scan::kReadAhead <= PlainEventReader::kReadAhead, "the scans' loads stay in the read-ahead");
 
 namespace {
 
@@ -37,29 +37,8 @@ class Cursor {
   }
 
   // The first byte at or after p that is '"', '\\', a control character or
-  // not ASCII; may return a position at or past end_ (loads run up to
-  // PlainEventReader::kReadAhead bytes past it).
-  const char* find_string_special(const char* p) const {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    for (; p < end_; p += 16) {
-      __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      // Signed: bytes >= 0x80 are negative, so below 0x20 too.
-      __m128i hits = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                  _mm_cmplt_epi8(bytes, space));
-      if (int mask = _mm_movemask_epi8(hits); mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    }
-    return end_;
-#else
-    for (; p < end_; ++p) {
-      auto c = static_cast<unsigned char>(*p);
-      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
-    }
-    return end_;
-#endif
-  }
+  // not ASCII; end_ when there is none.
+  const char* find_string_special(const char* p) const { return json_scan::find_string_special(p, end_); }
 
   // A string without escapes at p ('"'): its body, and p past its end.
   const char* plain_string(const char* p, std::string_view& body) const {
@@ -99,18 +78,18 @@ class Cursor {
     if (*p == '0') {
       ++p;
     } else if (is_digit(*p)) {
-      while (p < end_ && is_digit(*p)) ++p;
+      p = json_scan::skip_digits(p + 1, end_);
     } else {
       return nullptr;
     }
     if (p < end_ && *p == '.') {
       if (++p >= end_ || !is_digit(*p)) return nullptr;
-      while (p < end_ && is_digit(*p)) ++p;
+      p = json_scan::skip_digits(p + 1, end_);
     }
     if (p < end_ && (*p == 'e' || *p == 'E')) {
       if (++p < end_ && (*p == '+' || *p == '-')) ++p;
       if (p >= end_ || !is_digit(*p)) return nullptr;
-      while (p < end_ && is_digit(*p)) ++p;
+      p = json_scan::skip_digits(p + 1, end_);
     }
     return p;
   }
@@ -182,17 +161,16 @@ class Cursor {
 
   // Walks the members of the object at p ('{'), calling
   // on_member(key, value_position) -> position after the value (or nullptr).
+  // Keys are first checked against `order`, which learns them.
   template <typename OnMember>
-  const char* members(const char* p, OnMember&& on_member) const {
+  const char* members(const char* p, KeyOrder& order, OnMember&& on_member) const {
     if (p >= end_ || *p != '{') return nullptr;
     p = skip_space(p + 1);
     if (p < end_ && *p == '}') return p + 1;
-    for (;;) {
+    for (size_t place = 0;; ++place) {
       std::string_view key;
-      if ((p = plain_string(p, key)) == nullptr) return nullptr;
+      if ((p = key_of_member(p, place, order, key)) == nullptr) return nullptr;
       p = skip_space(p);
-      if (p >= end_ || *p != ':') return nullptr;
-      p = skip_space(p + 1);
       if ((p = on_member(key, p)) == nullptr) return nullptr;
       p = skip_space(p);
       if (p >= end_) return nullptr;
@@ -200,6 +178,22 @@ class Cursor {
       if (*p != ',') return nullptr;
       p = skip_space(p + 1);
     }
+  }
+
+  // The key at p ('"') with its colon: as `order` predicts it, or read and
+  // learned. Returns the position after the colon.
+  const char* key_of_member(const char* p, size_t place, KeyOrder& order, std::string_view& key) const {
+    if (p >= end_) return nullptr;
+    if (const char* after = order.match(place, p, static_cast<size_t>(end_ - p), key)) return after;
+    const char* quoted = p;
+    if ((p = plain_string(p, key)) == nullptr) return nullptr;
+    if (p < end_ && *p == ':') {
+      order.learn(place, quoted, static_cast<size_t>(p + 1 - quoted));
+      return p + 1;
+    }
+    p = skip_space(p);
+    if (p >= end_ || *p != ':') return nullptr;
+    return p + 1;
   }
 
  private:
@@ -226,11 +220,12 @@ bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X
 // Reads the fields of one event; members() drives it.
 class EventParse {
  public:
-  EventParse(const Cursor& cursor, EventFields& fields, EventArgs& args, PlainEventCounts& counts)
-      : in_(cursor), fields_(fields), args_(args), counts_(counts) {}
+  EventParse(const Cursor& cursor, KeyOrders& orders, EventFields& fields, EventArgs& args, PlainEventCounts& counts)
+      : in_(cursor), orders_(orders), fields_(fields), args_(args), counts_(counts) {}
 
   const char* event(const char* p) {
-    const char* after = in_.members(p, [this](std::string_view key, const char* value) { return field(key, value); });
+    const char* after =
+        in_.members(p, orders_.event(), [this](std::string_view key, const char* value) { return field(key, value); });
     if (after == nullptr || !phase_known()) return nullptr;  // no "ph" is an error simdjson words
     clear_unseen();
     if (args_at_ != nullptr && !args_read_ && needs_args(fields_.ph) && args(args_at_) == nullptr) return nullptr;
@@ -363,7 +358,9 @@ class EventParse {
 
   const char* args(const char* p) {
     char phase = fields_.ph[0];
-    return in_.members(p, [this, phase](std::string_view key, const char* value) {
+    // A category read before the args picks their order (else the last one's).
+    KeyOrder& order = orders_.args_of((seen_ & kCat) != 0 ? fields_.cat : std::string_view());
+    return in_.members(p, order, [this, phase](std::string_view key, const char* value) {
       if (phase == 'C') return counter_arg(key, value);
       if (phase == 'M') return metadata_arg(key, value);
       return span_arg(key, value);
@@ -408,6 +405,7 @@ class EventParse {
   }
 
   const Cursor& in_;
+  KeyOrders& orders_;
   EventFields& fields_;
   EventArgs& args_;
   PlainEventCounts& counts_;
@@ -421,7 +419,7 @@ class EventParse {
 size_t PlainEventReader::read(const char* data, size_t available, EventFields& fields, EventArgs& args,
                               PlainEventCounts& counts) {
   Cursor cursor(data + available);
-  const char* after = EventParse(cursor, fields, args, counts).event(data);
+  const char* after = EventParse(cursor, key_orders_, fields, args, counts).event(data);
   return after == nullptr ? 0 : static_cast<size_t>(after - data);
 }
 
