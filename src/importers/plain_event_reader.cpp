@@ -9,7 +9,6 @@
 
 #include "importers/json_scan.hpp"
 #include "importers/json_text.hpp"
-#include "importers/key_order.hpp"
 
 namespace stepscope {
 
@@ -78,18 +77,18 @@ class Cursor {
     if (*p == '0') {
       ++p;
     } else if (is_digit(*p)) {
-      p = json_scan::skip_digits(p + 1, end_);
+      while (p < end_ && is_digit(*p)) ++p;
     } else {
       return nullptr;
     }
     if (p < end_ && *p == '.') {
       if (++p >= end_ || !is_digit(*p)) return nullptr;
-      p = json_scan::skip_digits(p + 1, end_);
+      while (p < end_ && is_digit(*p)) ++p;
     }
     if (p < end_ && (*p == 'e' || *p == 'E')) {
       if (++p < end_ && (*p == '+' || *p == '-')) ++p;
       if (p >= end_ || !is_digit(*p)) return nullptr;
-      p = json_scan::skip_digits(p + 1, end_);
+      while (p < end_ && is_digit(*p)) ++p;
     }
     return p;
   }
@@ -161,16 +160,17 @@ class Cursor {
 
   // Walks the members of the object at p ('{'), calling
   // on_member(key, value_position) -> position after the value (or nullptr).
-  // Keys are first checked against `order`, which learns them.
   template <typename OnMember>
-  const char* members(const char* p, KeyOrder& order, OnMember&& on_member) const {
+  const char* members(const char* p, OnMember&& on_member) const {
     if (p >= end_ || *p != '{') return nullptr;
     p = skip_space(p + 1);
     if (p < end_ && *p == '}') return p + 1;
-    for (size_t place = 0;; ++place) {
+    for (;;) {
       std::string_view key;
-      if ((p = key_of_member(p, place, order, key)) == nullptr) return nullptr;
+      if ((p = plain_string(p, key)) == nullptr) return nullptr;
       p = skip_space(p);
+      if (p >= end_ || *p != ':') return nullptr;
+      p = skip_space(p + 1);
       if ((p = on_member(key, p)) == nullptr) return nullptr;
       p = skip_space(p);
       if (p >= end_) return nullptr;
@@ -178,22 +178,6 @@ class Cursor {
       if (*p != ',') return nullptr;
       p = skip_space(p + 1);
     }
-  }
-
-  // The key at p ('"') with its colon: as `order` predicts it, or read and
-  // learned. Returns the position after the colon.
-  const char* key_of_member(const char* p, size_t place, KeyOrder& order, std::string_view& key) const {
-    if (p >= end_) return nullptr;
-    if (const char* after = order.match(place, p, static_cast<size_t>(end_ - p), key)) return after;
-    const char* quoted = p;
-    if ((p = plain_string(p, key)) == nullptr) return nullptr;
-    if (p < end_ && *p == ':') {
-      order.learn(place, quoted, static_cast<size_t>(p + 1 - quoted));
-      return p + 1;
-    }
-    p = skip_space(p);
-    if (p >= end_ || *p != ':') return nullptr;
-    return p + 1;
   }
 
  private:
@@ -220,12 +204,11 @@ bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X
 // Reads the fields of one event; members() drives it.
 class EventParse {
  public:
-  EventParse(const Cursor& cursor, KeyOrders& orders, EventFields& fields, EventArgs& args, PlainEventCounts& counts)
-      : in_(cursor), orders_(orders), fields_(fields), args_(args), counts_(counts) {}
+  EventParse(const Cursor& cursor, EventFields& fields, EventArgs& args, PlainEventCounts& counts)
+      : in_(cursor), fields_(fields), args_(args), counts_(counts) {}
 
   const char* event(const char* p) {
-    const char* after =
-        in_.members(p, orders_.event(), [this](std::string_view key, const char* value) { return field(key, value); });
+    const char* after = in_.members(p, [this](std::string_view key, const char* value) { return field(key, value); });
     if (after == nullptr || !phase_known()) return nullptr;  // no "ph" is an error simdjson words
     clear_unseen();
     if (args_at_ != nullptr && !args_read_ && needs_args(fields_.ph) && args(args_at_) == nullptr) return nullptr;
@@ -358,9 +341,7 @@ class EventParse {
 
   const char* args(const char* p) {
     char phase = fields_.ph[0];
-    // A category read before the args picks their order (else the last one's).
-    KeyOrder& order = orders_.args_of((seen_ & kCat) != 0 ? fields_.cat : std::string_view());
-    return in_.members(p, order, [this, phase](std::string_view key, const char* value) {
+    return in_.members(p, [this, phase](std::string_view key, const char* value) {
       if (phase == 'C') return counter_arg(key, value);
       if (phase == 'M') return metadata_arg(key, value);
       return span_arg(key, value);
@@ -405,7 +386,6 @@ class EventParse {
   }
 
   const Cursor& in_;
-  KeyOrders& orders_;
   EventFields& fields_;
   EventArgs& args_;
   PlainEventCounts& counts_;
@@ -419,7 +399,7 @@ class EventParse {
 size_t PlainEventReader::read(const char* data, size_t available, EventFields& fields, EventArgs& args,
                               PlainEventCounts& counts) {
   Cursor cursor(data + available);
-  const char* after = EventParse(cursor, key_orders_, fields, args, counts).event(data);
+  const char* after = EventParse(cursor, fields, args, counts).event(data);
   return after == nullptr ? 0 : static_cast<size_t>(after - data);
 }
 

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "importers/key_order.hpp"
 #include "importers/trace_event_fields.hpp"
 
 namespace stepscope {
@@ -38,10 +37,6 @@ class PlainEventReader {
   // filled; 0 when it declines (the outputs are then unspecified).
   // kReadAhead bytes after data + available must be readable.
   size_t read(const char* data, size_t available, EventFields& fields, EventArgs& args, PlainEventCounts& counts);
-
- private:
-  // Learned from the events read so far; only speeds up reading.
-  KeyOrders key_orders_;
 };
 
 }  // namespace stepscope

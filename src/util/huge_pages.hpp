@@ -11,8 +11,8 @@
 
 namespace stepscope {
 
-// Below this an array spans few huge pages: not worth a system call.
-inline constexpr size_t kHugePageAdviceMinBytes = size_t{8} << 20;
+// Below two huge pages an array gains too little for a system call.
+inline constexpr size_t kHugePageAdviceMinBytes = size_t{4} << 20;
 
 // Advises the kernel to back the whole 2 MiB blocks inside [data, data +
 // bytes) with huge pages (madvise MADV_HUGEPAGE). Only advice: does nothing
