@@ -58,7 +58,7 @@ TEST(HugePages, AdvisedMemoryIsMarkedByTheKernel) {
   std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
   if (!mode) GTEST_SKIP() << "no transparent huge pages here";
   std::vector<char> bytes;
-  reserve_with_huge_pages(bytes, size_t{16} << 20);
+  reserve_with_huge_pages(bytes, kHugePageAdviceMinBytes + (size_t{4} << 20));
   // A byte in the first whole 2 MiB block of the buffer.
   auto block = (reinterpret_cast<uintptr_t>(bytes.data()) + (uintptr_t{2} << 20) - 1) & ~((uintptr_t{2} << 20) - 1);
   std::string flags = vm_flags_at(reinterpret_cast<const void*>(block));
