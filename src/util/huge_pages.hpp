@@ -1,9 +1,12 @@
 // Transparent huge pages for the few large arrays that are filled once and
 // kept (an imported trace's spans): each first touch of a 4 KiB page costs a
-// page fault, and a Run of millions of spans takes tens of thousands of them
-// (perf: ~10 % of an import's CPU). Where the kernel's THP mode is "madvise",
-// asking for huge pages on such an array makes that one fault per 2 MiB.
-// Memory that is reserved but never touched still costs nothing.
+// page fault, and a Run of millions of spans takes tens of thousands of them.
+// Where the kernel's THP mode is "madvise", asking for huge pages on such an
+// array makes that one fault per 2 MiB (and fewer TLB misses for whoever
+// reads it). The kernel still zeroes every page it hands out: on the VM this
+// was measured on, zeroing 2 MiB at once cost about what the fewer faults
+// saved (bench/README.md, "Trace import"). Memory that is reserved but never
+// touched still costs nothing.
 #pragma once
 
 #include <cstddef>
