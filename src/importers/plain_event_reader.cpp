@@ -7,13 +7,12 @@
 #include <limits>
 #include <string_view>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "importers/json_scan.hpp"
 #include "importers/json_text.hpp"
 
 namespace stepscope {
+
+static_assert(json_scan::kReadAhead <= PlainEventReader::kReadAhead, "the scans' loads stay in the read-ahead");
 
 namespace {
 
@@ -37,29 +36,8 @@ class Cursor {
   }
 
   // The first byte at or after p that is '"', '\\', a control character or
-  // not ASCII; may return a position at or past end_ (loads run up to
-  // PlainEventReader::kReadAhead bytes past it).
-  const char* find_string_special(const char* p) const {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    for (; p < end_; p += 16) {
-      __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      // Signed: bytes >= 0x80 are negative, so below 0x20 too.
-      __m128i hits = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-                                  _mm_cmplt_epi8(bytes, space));
-      if (int mask = _mm_movemask_epi8(hits); mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    }
-    return end_;
-#else
-    for (; p < end_; ++p) {
-      auto c = static_cast<unsigned char>(*p);
-      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
-    }
-    return end_;
-#endif
-  }
+  // not ASCII; end_ when there is none.
+  const char* find_string_special(const char* p) const { return json_scan::find_string_special(p, end_); }
 
   // A string without escapes at p ('"'): its body, and p past its end.
   const char* plain_string(const char* p, std::string_view& body) const {

@@ -166,7 +166,7 @@ ScanBuffer TraceEventPipeline::acquire(size_t capacity) {
     if (buffer.capacity >= capacity) return buffer;
   }
   lock.unlock();
-  return ScanBuffer{std::make_unique<char[]>(capacity + TraceEventScanner::kPadding), capacity};
+  return ScanBuffer::make(capacity);
 }
 
 // The pieces so far lie in `buffer`: they go to the consumer with it.

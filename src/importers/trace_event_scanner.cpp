@@ -131,8 +131,14 @@ std::optional<size_t> balance_block_escaped(const char* data, const BlockBits& b
 
 }  // namespace
 
+ScanBuffer ScanBuffer::make(size_t capacity) {
+  ScanBuffer buffer{std::make_unique_for_overwrite<char[]>(capacity + TraceEventScanner::kPadding), capacity};
+  std::memset(buffer.bytes.get() + capacity, 0, TraceEventScanner::kPadding);
+  return buffer;
+}
+
 TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size)
-    : input_(input), buffer_{std::make_unique<char[]>(chunk_size + kPadding), chunk_size} {}
+    : input_(input), buffer_(ScanBuffer::make(chunk_size)) {}
 
 TraceEventScanner::Piece TraceEventScanner::next() {
   piece_begin_ = pos_;  // the previous piece is no longer needed
@@ -354,7 +360,7 @@ void TraceEventScanner::make_room() {
     std::memcpy(fresh.bytes.get(), buffer_.bytes.get() + keep_from, kept);
     exchange_->release(std::exchange(buffer_, std::move(fresh)));
   } else if (capacity > buffer_.capacity) {
-    ScanBuffer bigger{std::make_unique<char[]>(capacity + kPadding), capacity};
+    ScanBuffer bigger = ScanBuffer::make(capacity);
     std::memcpy(bigger.bytes.get(), buffer_.bytes.get() + keep_from, kept);
     buffer_ = std::move(bigger);
   } else {

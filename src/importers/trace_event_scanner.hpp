@@ -37,6 +37,11 @@ class EventPreReader {
 struct ScanBuffer {
   std::unique_ptr<char[]> bytes;
   size_t capacity = 0;
+
+  // A new buffer. Only the padding is zeroed: the rest is written by reads
+  // before it is looked at, and a buffer of 4 MB for a small trace then
+  // costs no page faults beyond what the trace fills.
+  static ScanBuffer make(size_t capacity);
 };
 
 // For callers that keep pieces after the scanner refills (the importer's
