@@ -133,7 +133,8 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
 
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
-// the top. Sets each node's parent before merging.
+// the top. Sets each node's parent before merging, and counts each parent's
+// children (0, 1, or 2 for more: merging asks only whether there is one).
 void nest(HostNodes& host) {
   std::vector<Node>& nodes = host.nodes;
   std::vector<uint32_t> open;
@@ -142,11 +143,12 @@ void nest(HostNodes& host) {
     for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
       const Node& node = nodes[i];
       while (!open.empty()) {
-        const Node& top = nodes[open.back()];
+        Node& top = nodes[open.back()];
         if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
           open.pop_back();
         } else {
           nodes[i].parent = open.back();
+          if (top.children < 2) top.children++;
           break;
         }
       }
@@ -179,22 +181,20 @@ void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vec
 // torch's _remove_dup_nodes: an only child with its parent's name is merged
 // into the parent, which takes over its children and its device activity.
 // Parents come before children in `nodes`, so one pass reaches the fixpoint.
+// (nest counted the children.) Each pass over millions of nodes costs
+// memory bandwidth, so the device totals start in the merging pass.
 void merge_and_sum(std::vector<Node>& nodes) {
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    uint32_t p = nodes[i].parent;
-    if (p != kNone && nodes[p].children < 2) nodes[p].children++;
-  }
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     uint32_t p = nodes[i].parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     nodes[i].parent = p;
+    nodes[i].device_total_ns = nodes[i].own_device_ns;
     if (p != kNone && nodes[p].group == nodes[i].group && nodes[p].children == 1) {
       nodes[i].merged = true;
       nodes[p].children = nodes[i].children;
-      nodes[p].own_device_ns = nodes[i].own_device_ns;
+      nodes[p].own_device_ns = nodes[p].device_total_ns = nodes[i].own_device_ns;
     }
   }
-  for (Node& node : nodes) node.device_total_ns = node.own_device_ns;
   // Children after parents: walking backwards folds subtrees upwards.
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];

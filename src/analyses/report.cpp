@@ -19,7 +19,7 @@ std::string rank_label(const GpuRank& rank) {
 
 // Which analysis reads what (each a pure function of the const Run):
 //   host spans ── ops (with launches), profile → function costs, diagnosis
-//   launches ──── ops, device analyses
+//   launches ──── ops, device analyses, steps (the ProfilerStep ranges)
 //   steps, processes, device analyses ── diagnosis
 // The indexes first (the others wait for them), then the analyses, the
 // longer ones (ops, the device analyses) before the diagnosis, which waits
@@ -54,7 +54,8 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.gpu.ranks.front() = analyze_gpu_rank(run, source, *launches);
   });
   auto steps_done = work.add([&] {
-    report.steps = analyze_steps(run);
+    work.wait_for(launches_built);  // its pass found the ProfilerStep ranges
+    report.steps = analyze_steps(run, {}, launches->profiler_steps());
     report.processes = summarize_processes(run);
   });
   work.add([&] {
@@ -84,7 +85,8 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     out.gpu = analyze_gpu_rank(run, source, *launches);
   });
   auto steps_done = work.add([&] {
-    steps = analyze_steps(run);
+    work.wait_for(launches_built);
+    steps = analyze_steps(run, {}, launches->profiler_steps());
     processes = summarize_processes(run);
   });
   work.add([&] {

@@ -104,6 +104,10 @@ struct StepsOptions {
 };
 
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options = {});
+// The same with the trace's ProfilerStep ranges found already
+// (profiler_step_spans; `report` takes them from its DeviceLaunches).
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
+                            const std::vector<const Span*>& profiler_steps);
 
 // The warm-up rule: steps that are not yet steady (lazy initialization,
 // worker start-up, allocator growth) are left out of the run-level figures.

@@ -170,9 +170,11 @@ bool is_backward_op(std::string_view name) {
   return name.starts_with("autograd::engine::evaluate_function") || name.find("Backward") != std::string_view::npos;
 }
 
-std::vector<TraceProcessSteps> trace_steps(const Run& run) {
+std::vector<TraceProcessSteps> trace_steps(const Run& run) { return trace_steps(run, profiler_step_spans(run)); }
+
+std::vector<TraceProcessSteps> trace_steps(const Run& run, const std::vector<const Span*>& profiler_steps) {
   std::map<int64_t, std::vector<const Span*>> ranges_by_pid;
-  for (const Span* s : profiler_step_spans(run)) ranges_by_pid[s->pid].push_back(s);
+  for (const Span* s : profiler_steps) ranges_by_pid[s->pid].push_back(s);
   if (ranges_by_pid.empty()) return {};
   std::map<int64_t, ProcessRanges> phase_ranges;
   NameRoles roles(run.strings);
