@@ -1,15 +1,15 @@
 #include "importers/flow_binding.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
+#include <bit>
 #include <functional>
 #include <exception>
 #include <limits>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include "analyses/nearly_sorted.hpp"
@@ -55,28 +55,43 @@ struct EndLess {
   }
 };
 
+// A slice of a track with its times held by value: ordering and sweeping
+// these reads one small array where reading spans[id] would pull in a line
+// of the span table per slice (a track's spans are strewn among the others').
+struct Slice {
+  int64_t start_ns;
+  int64_t end_ns;
+  SpanId id;
+};
+
+// By start, outer (longer) slices first, then trace order.
+struct SliceLess {
+  bool operator()(const Slice& a, const Slice& b) const {
+    return std::tie(a.start_ns, b.end_ns, a.id) < std::tie(b.start_ns, a.end_ns, b.id);
+  }
+};
+
 // Binds the endpoints of one track (`ends`, in time order) to its slices
-// (span ids by start, outer (longer) slices first), by one sweep with a
-// stack of the slices open at the current time.
-void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t slice_count,
-                const std::vector<EndKey>& ends, std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
+// (in SliceLess order), by one sweep with a stack of the slices open at the
+// current time.
+void bind_track(const std::vector<Slice>& slices, const std::vector<EndKey>& ends, std::vector<FlowEndpoint>& endpoints,
+                std::vector<Slice>& open) {
   open.clear();
   size_t next = 0;
   for (const EndKey& end : ends) {
     if (!end.binds_enclosing) {
       // The next slice: the first starting at or after the endpoint.
-      const uint32_t* found = std::lower_bound(slices, slices + slice_count, end.ts_ns,
-                                               [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
-      if (found != slices + slice_count) endpoints[end.index].bound = *found;
+      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
+                                    [](const Slice& slice, int64_t ts) { return slice.start_ns < ts; });
+      if (found != slices.end()) endpoints[end.index].bound = found->id;
       continue;
     }
-    for (; next < slice_count && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
-      int64_t start = spans[slices[next]].start_ns;
-      while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
+    for (; next < slices.size() && slices[next].start_ns <= end.ts_ns; ++next) {
+      while (!open.empty() && open.back().end_ns < slices[next].start_ns) open.pop_back();
       open.push_back(slices[next]);
     }
-    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) endpoints[end.index].bound = open.back();
+    while (!open.empty() && open.back().end_ns < end.ts_ns) open.pop_back();
+    if (!open.empty()) endpoints[end.index].bound = open.back().id;
   }
 }
 
@@ -131,42 +146,39 @@ class TrackQueue {
 };
 
 // Binds the endpoints of the tracks it takes from `queue` until none is left.
-void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
-                 std::vector<FlowEndpoint>& endpoints) {
-  // By start, outer (longer) slices first, then trace order. The ids are
-  // sorted in place (a track may hold a million slices: no copies of them).
-  auto slice_less = [&](uint32_t a, uint32_t b) {
-    const Span& x = spans[a];
-    const Span& y = spans[b];
-    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
-  };
+void bind_tracks(const std::vector<Span>& spans, const ByTrack& span_groups, const ByTrack& end_groups,
+                 TrackQueue& queue, std::vector<FlowEndpoint>& endpoints) {
   std::vector<EndKey> ends;
-  std::vector<SpanId> open;
+  std::vector<Slice> slices;
+  std::vector<Slice> open;
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
-    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
-    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
+    // The track's spans in trace order: one forward pass over the span table.
+    slices.clear();
+    for (uint32_t i = span_groups.begin[t]; i < span_groups.begin[t + 1]; ++i) {
+      const Span& span = spans[span_groups.order[i]];
+      slices.push_back(Slice{span.start_ns, span.end_ns, span_groups.order[i]});
+    }
     // Kineto writes most tracks in time order, with a few items out of place
     // (and a trace of several profiling windows in a stretch per window).
-    sort_nearly_sorted(std::span<uint32_t>(slices, slice_count), slice_less);
+    sort_nearly_sorted(std::span<Slice>(slices), SliceLess{});
     sort_nearly_sorted(std::span<EndKey>(ends), EndLess{});
-    bind_track(spans, slices, slice_count, ends, endpoints, open);
+    bind_track(slices, ends, endpoints, open);
   }
 }
 
-// Sets every endpoint's bound span (kNoSpan when none). Only tracks with
-// endpoints are ordered, each on its own.
+// Sets the bound span of every endpoint that has one (the others keep
+// kNoSpan). Only tracks with endpoints are ordered, each on its own.
 void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                     bool two_threads) {
   ByTrack span_groups = group_by_track(tracks.of_spans, tracks.count);
   tracks.of_spans = {};  // spare its memory from here on
   ByTrack end_groups = group_by_track(tracks.of_endpoints, tracks.count);
   tracks.of_endpoints = {};
-  for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
   // Each endpoint's `bound` is written by the one thread binding its track.
   TrackQueue queue(span_groups, end_groups);
@@ -178,87 +190,141 @@ void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vect
   }
 }
 
-// A bound endpoint's flow as a key that sorts as the flow's (kind, whether
-// the id is text, id) do, with the endpoint's place in the trace: 16 bytes
-// to sort instead of the 48 of an endpoint.
-struct FlowKey {
-  uint64_t id;     // the id with its sign bit flipped: unsigned order is signed order
-  uint32_t group;  // the rank of (kind, id_is_text) among the trace's
-  uint32_t index;  // in the endpoints
-};
-
 // The rank of each (kind, id_is_text) among those of the bound endpoints, in
-// their order. Endpoints come in runs of one kind: the last is remembered.
+// the order of (kind, id_is_text). A trace has a few: they are found by a
+// look along a short list (a set once there are many), the last one
+// remembered, as endpoints come in runs of one kind.
 class FlowGroups {
  public:
-  explicit FlowGroups(const std::vector<FlowEndpoint>& endpoints) {
-    for (const FlowEndpoint& e : endpoints) {
-      if (e.bound != kNoSpan) note(e);
-    }
+  // Each endpoint to rank, then `finish`, then `rank`.
+  void add(const FlowEndpoint& e) {
+    if (group_of(e) != last_) note(group_of(e));
+  }
+  void finish() {
     std::sort(groups_.begin(), groups_.end());
-    for (uint32_t rank = 0; rank < groups_.size(); ++rank) rank_[groups_[rank]] = rank;
     last_ = kNoGroup;
   }
 
+  size_t size() const { return groups_.size(); }
   uint32_t rank(const FlowEndpoint& e) {
-    uint64_t group = group_of(e);
-    if (group != last_) {
-      last_ = group;
-      last_rank_ = rank_.at(group);
+    if (group_of(e) != last_) {
+      last_ = group_of(e);
+      last_rank_ = static_cast<uint32_t>(std::lower_bound(groups_.begin(), groups_.end(), last_) - groups_.begin());
     }
     return last_rank_;
   }
 
  private:
+  static constexpr size_t kFewGroups = 16;
   static constexpr uint64_t kNoGroup = std::numeric_limits<uint64_t>::max();
   static uint64_t group_of(const FlowEndpoint& e) { return (uint64_t{e.kind} << 1) | uint64_t{e.id_is_text}; }
-  void note(const FlowEndpoint& e) {
-    uint64_t group = group_of(e);
-    if (group == last_) return;
+
+  void note(uint64_t group) {
     last_ = group;
-    if (rank_.try_emplace(group, 0).second) groups_.push_back(group);
+    if (many_.empty()) {
+      if (std::find(groups_.begin(), groups_.end(), group) != groups_.end()) return;
+      groups_.push_back(group);
+      if (groups_.size() > kFewGroups) many_.insert(groups_.begin(), groups_.end());
+    } else if (many_.insert(group).second) {
+      groups_.push_back(group);
+    }
   }
 
-  std::vector<uint64_t> groups_;
-  std::unordered_map<uint64_t, uint32_t> rank_;
+  std::vector<uint64_t> groups_;  // distinct
+  std::set<uint64_t> many_;       // the same, once there are more than a few
   uint64_t last_ = kNoGroup;
   uint32_t last_rank_ = 0;
 };
 
-// The bound endpoints' keys, sorted by flow, then trace order: a stable
-// least-significant-digit radix sort, one pass per byte of the key that
-// differs between keys (a few for a trace's ids), whatever the order they
-// come in. (Kineto writes some flows' starts in descending id order, which
-// defeats sorts that look for ascending runs.)
-std::vector<FlowKey> sorted_flow_keys(const std::vector<FlowEndpoint>& endpoints, size_t bound) {
-  FlowGroups groups(endpoints);
-  std::vector<FlowKey> keys;
+// An id as an unsigned number in the same order.
+uint64_t ordered_id(int64_t id) { return static_cast<uint64_t>(id) ^ (uint64_t{1} << 63); }
+
+// Sorts `values` stably by their bits [low, high): a least-significant-digit
+// radix sort, 11 bits a pass.
+void radix_sort_bits(std::vector<uint64_t>& values, unsigned low, unsigned high) {
+  constexpr unsigned kDigitBits = 11;
+  std::vector<uint64_t> buffer(values.size());
+  std::vector<uint32_t> count(size_t{1} << kDigitBits);
+  for (unsigned shift = low; shift < high; shift += kDigitBits) {
+    uint64_t mask = (uint64_t{1} << std::min(kDigitBits, high - shift)) - 1;
+    std::fill(count.begin(), count.end(), 0);
+    for (uint64_t v : values) count[(v >> shift) & mask]++;
+    uint32_t next = 0;
+    for (uint32_t& c : count) next += std::exchange(c, next);  // each digit's first place
+    for (uint64_t v : values) buffer[count[(v >> shift) & mask]++] = v;
+    values.swap(buffer);
+  }
+}
+
+// The bound endpoints by flow (kind, whether the id is text, id), then trace
+// order, as one number each: the flow's (group rank, id less the least id)
+// above the endpoint's index. Each flow's numbers share the bits above
+// `index_bits`.
+struct SortedFlows {
+  std::vector<uint64_t> keys;
+  unsigned index_bits = 0;
+  uint32_t index(size_t at) const { return static_cast<uint32_t>(keys[at] & ((uint64_t{1} << index_bits) - 1)); }
+  bool same_flow(size_t a, size_t b) const { return (keys[a] >> index_bits) == (keys[b] >> index_bits); }
+};
+
+// A trace's ids span a narrow range (Kineto numbers its flows), so the keys
+// fit in 64 bits and a radix sort orders them in a few passes whatever the
+// order they come in (Kineto writes some flows' starts in descending id
+// order, which defeats sorts that look for ascending runs). Ids that span
+// more are compared in full instead.
+// (Passes over a million endpoints cost memory bandwidth: one gathers all
+// that sizes the keys.)
+SortedFlows sort_by_flow(const std::vector<FlowEndpoint>& endpoints) {
+  FlowGroups groups;
+  uint64_t least = std::numeric_limits<uint64_t>::max(), most = 0;
+  size_t bound = 0;
+  for (const FlowEndpoint& e : endpoints) {
+    if (e.bound == kNoSpan) continue;
+    groups.add(e);
+    least = std::min(least, ordered_id(e.id));
+    most = std::max(most, ordered_id(e.id));
+    ++bound;
+  }
+  groups.finish();
+  SortedFlows out;
+  if (bound == 0) return out;
+  out.keys.reserve(bound);
+  auto index_bits = static_cast<unsigned>(std::bit_width(endpoints.size() - 1));
+  auto id_bits = static_cast<unsigned>(std::bit_width(most - least));
+  auto group_bits = static_cast<unsigned>(std::bit_width(groups.size() - 1));
+  if (index_bits + id_bits + group_bits <= 64) {
+    out.index_bits = index_bits;
+    for (uint32_t i = 0; i < endpoints.size(); ++i) {
+      const FlowEndpoint& e = endpoints[i];
+      if (e.bound == kNoSpan) continue;
+      uint64_t flow = (uint64_t{groups.rank(e)} << id_bits) | (ordered_id(e.id) - least);
+      out.keys.push_back(flow << index_bits | i);
+    }
+    radix_sort_bits(out.keys, index_bits, index_bits + id_bits + group_bits);  // in index order already
+    return out;
+  }
+  struct Key {
+    uint32_t group;
+    uint64_t id;
+    uint32_t index;
+    bool operator<(const Key& other) const {
+      return std::tie(group, id, index) < std::tie(other.group, other.id, other.index);
+    }
+  };
+  std::vector<Key> keys;
   keys.reserve(bound);
   for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    const FlowEndpoint& e = endpoints[i];
-    if (e.bound == kNoSpan) continue;
-    keys.push_back({static_cast<uint64_t>(e.id) ^ (uint64_t{1} << 63), groups.rank(e), i});
+    if (endpoints[i].bound != kNoSpan) keys.push_back({groups.rank(endpoints[i]), ordered_id(endpoints[i].id), i});
   }
-  // Bytes from the least significant: the id's eight, then the group's four.
-  constexpr size_t kDigits = 12;
-  auto digit = [](const FlowKey& key, size_t d) -> uint8_t {
-    return static_cast<uint8_t>(d < 8 ? key.id >> (8 * d) : key.group >> (8 * (d - 8)));
-  };
-  std::vector<std::array<uint32_t, 256>> counts(kDigits, std::array<uint32_t, 256>{});
-  for (const FlowKey& key : keys) {
-    for (size_t d = 0; d < kDigits; ++d) counts[d][digit(key, d)]++;
+  std::sort(keys.begin(), keys.end());
+  // Numbered by flow above 32 bits of index.
+  out.index_bits = 32;
+  uint64_t flow = 0;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (k > 0 && (keys[k].group != keys[k - 1].group || keys[k].id != keys[k - 1].id)) ++flow;
+    out.keys.push_back(flow << 32 | keys[k].index);
   }
-  std::vector<FlowKey> buffer;
-  for (size_t d = 0; d < kDigits; ++d) {
-    std::array<uint32_t, 256>& count = counts[d];
-    if (keys.empty() || count[digit(keys.front(), d)] == keys.size()) continue;  // one value: in order already
-    if (buffer.empty()) buffer.resize(keys.size());
-    uint32_t next = 0;
-    for (uint32_t& c : count) next += std::exchange(c, next);  // each value's first place
-    for (const FlowKey& key : keys) buffer[count[digit(key, d)]++] = key;
-    keys.swap(buffer);
-  }
-  return keys;
+  return out;
 }
 
 // One flow's bound endpoints: starts first, each in time order, then trace order.
@@ -296,19 +362,20 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, 
                              std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
-  for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    endpoints[i].index = i;
+    endpoints[i].bound = kNoSpan;
+  }
   bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
-  size_t bound = 0;
-  for (const FlowEndpoint& e : endpoints) bound += e.bound != kNoSpan;
-  counts.unbound = endpoints.size() - bound;
-  std::vector<FlowKey> keys = sorted_flow_keys(endpoints, bound);
+  SortedFlows sorted = sort_by_flow(endpoints);
+  counts.unbound = endpoints.size() - sorted.keys.size();
   std::vector<FlowMember> members;
-  for (size_t begin = 0; begin < keys.size();) {
+  for (size_t begin = 0; begin < sorted.keys.size();) {
     members.clear();
     size_t end = begin;
-    for (; end < keys.size() && keys[end].id == keys[begin].id && keys[end].group == keys[begin].group; ++end) {
-      const FlowEndpoint& e = endpoints[keys[end].index];
-      members.push_back({e.ts_ns, keys[end].index, e.is_start});
+    for (; end < sorted.keys.size() && sorted.same_flow(begin, end); ++end) {
+      const FlowEndpoint& e = endpoints[sorted.index(end)];
+      members.push_back({e.ts_ns, sorted.index(end), e.is_start});
     }
     std::sort(members.begin(), members.end());
     counts.unpaired += pair_flow(endpoints, members, flows);
