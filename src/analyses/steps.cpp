@@ -212,10 +212,16 @@ std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOpt
   return out;
 }
 
-std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options) {
+// `census` null: the steps found by a pass over the spans.
+std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options, const SpanCensus* census) {
   std::map<int64_t, std::vector<const Span*>> steps_by_pid;
-  for (const Span& s : run.spans) {
+  auto add = [&](const Span& s) {
     if (s.kind == SpanKind::kStep && s.end_ns >= s.start_ns) steps_by_pid[s.pid].push_back(&s);
+  };
+  if (census) {
+    for (SpanId id : census->ids(SpanKind::kStep)) add(run.spans[id]);
+  } else {
+    for (const Span& s : run.spans) add(s);
   }
   if (steps_by_pid.empty()) return {};  // a trace's steps: no phase index to build
   PhaseIndex phases(run);
@@ -379,9 +385,10 @@ const char* steps_origin_name(StepsOrigin origin) {
 namespace {
 
 // `profiler_steps` null: found here, only when the run has no hooked steps.
-StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::vector<const Span*>* profiler_steps) {
+StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::vector<const Span*>* profiler_steps,
+                      const SpanCensus* census) {
   StepsAnalysis out;
-  out.processes = collect_processes(run, options);
+  out.processes = collect_processes(run, options, census);
   out.origin = StepsOrigin::kHooks;
   if (out.processes.empty()) {
     out.processes =
@@ -400,11 +407,13 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
 
 }  // namespace
 
-StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) { return analyze(run, options, nullptr); }
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
+  return analyze(run, options, nullptr, nullptr);
+}
 
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
-                            const std::vector<const Span*>& profiler_steps) {
-  return analyze(run, options, &profiler_steps);
+                            const std::vector<const Span*>& profiler_steps, const SpanCensus& census) {
+  return analyze(run, options, &profiler_steps, &census);
 }
 
 }  // namespace stepscope
