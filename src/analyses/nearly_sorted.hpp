@@ -5,10 +5,10 @@
 // full sort of millions of them does O(n log n) comparisons for that.
 //
 // Here one pass deals the elements onto a few sorted lanes (each element
-// onto the lane it came after when that keeps the lane sorted, else onto
-// the first lane that stays sorted, else onto a new lane), then the lanes
-// are merged pairwise: O(n log L) for L lanes, and one pass when the range
-// is sorted. When the first lane holds all but a quarter or less, only the
+// onto the first lane when that keeps it sorted, else onto the lane it came
+// after when that keeps that one sorted, else onto the first lane that stays
+// sorted, else onto a new lane), then the lanes are merged pairwise:
+// O(n log L) for L lanes, and one pass when the range is sorted. When the first lane holds all but a quarter or less, only the
 // others are copied aside and sorted, and merged back in place. Far from
 // sorted (more than kMostLanes lanes, or much searching for lanes), it sorts
 // the whole range instead.
@@ -42,7 +42,9 @@ std::vector<uint8_t> deal_onto_lanes(std::span<const T> items, Less less, size_t
   size_t searched = 0;  // lanes looked at off the fast path
   for (size_t i = 0; i < items.size(); ++i) {
     const T& item = items[i];
-    if (last.empty() || less(item, last[current])) {
+    if (!last.empty() && !less(item, last[0])) {
+      current = 0;  // the first lane first: an element out of place does not pull the rest off it
+    } else if (last.empty() || less(item, last[current])) {
       size_t lane = 0;
       while (lane < last.size() && less(item, last[lane])) ++lane;
       searched += lane + 1;
