@@ -92,8 +92,11 @@ void merge_few_into_first_lane(std::span<T> items, const std::vector<uint8_t>& l
 
 }  // namespace nearly_sorted_detail
 
+// `scratch` holds the merge buffer between calls: a caller that sorts many
+// ranges (a track after another) reuses its memory instead of touching new
+// pages for each (first-touch page faults cost more than the merge here).
 template <typename T, typename Less>
-void sort_nearly_sorted(std::span<T> items, Less less) {
+void sort_nearly_sorted(std::span<T> items, Less less, std::vector<T>& scratch) {
   if (std::is_sorted(items.begin(), items.end(), less)) return;
   size_t lanes = 0;
   std::vector<uint8_t> lane_of = nearly_sorted_detail::deal_onto_lanes(std::span<const T>(items), less, lanes);
@@ -110,7 +113,8 @@ void sort_nearly_sorted(std::span<T> items, Less less) {
   std::vector<size_t> bounds(lanes + 1, 0);
   for (uint8_t lane : lane_of) bounds[lane + 1]++;
   for (size_t lane = 0; lane < lanes; ++lane) bounds[lane + 1] += bounds[lane];
-  std::vector<T> buffer(items.size());
+  scratch.resize(std::max(scratch.size(), items.size()));
+  std::span<T> buffer(scratch.data(), items.size());
   {
     std::vector<size_t> next(bounds.begin(), bounds.end() - 1);
     for (size_t i = 0; i < items.size(); ++i) buffer[next[lane_of[i]]++] = items[i];
@@ -135,6 +139,12 @@ void sort_nearly_sorted(std::span<T> items, Less less) {
     std::swap(from, to);
   }
   if (from.data() != items.data()) std::copy(from.begin(), from.end(), items.begin());
+}
+
+template <typename T, typename Less>
+void sort_nearly_sorted(std::span<T> items, Less less) {
+  std::vector<T> scratch;
+  sort_nearly_sorted(items, less, scratch);
 }
 
 }  // namespace stepscope

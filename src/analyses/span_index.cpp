@@ -50,11 +50,14 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
     if (!is_host_span(span.kind)) continue;
     entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
   }
-  // A thread's spans come in trace order, which is mostly time order.
+  // A thread's spans come in trace order, which is mostly time order. One
+  // merge buffer serves all threads (fresh pages cost a fault each).
+  std::vector<Entry> scratch;
   for (size_t r = 0; r < by_key.size(); ++r) {
     sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
-                       [](const Entry& a, const Entry& b) { return nesting_order(a, b); });
+                       [](const Entry& a, const Entry& b) { return nesting_order(a, b); }, scratch);
   }
+  scratch = {};
   // Only now: the sorts' buffers are gone, which keeps the peak lower.
   order_.resize(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) order_[i] = entries[i].span;

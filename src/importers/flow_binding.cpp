@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <set>
+#include <span>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -55,43 +56,28 @@ struct EndLess {
   }
 };
 
-// A slice of a track with its times held by value: ordering and sweeping
-// these reads one small array where reading spans[id] would pull in a line
-// of the span table per slice (a track's spans are strewn among the others').
-struct Slice {
-  int64_t start_ns;
-  int64_t end_ns;
-  SpanId id;
-};
-
-// By start, outer (longer) slices first, then trace order.
-struct SliceLess {
-  bool operator()(const Slice& a, const Slice& b) const {
-    return std::tie(a.start_ns, b.end_ns, a.id) < std::tie(b.start_ns, a.end_ns, b.id);
-  }
-};
-
 // Binds the endpoints of one track (`ends`, in time order) to its slices
-// (in SliceLess order), by one sweep with a stack of the slices open at the
-// current time.
-void bind_track(const std::vector<Slice>& slices, const std::vector<EndKey>& ends, std::vector<FlowEndpoint>& endpoints,
-                std::vector<Slice>& open) {
+// (span ids by start, outer (longer) slices first), by one sweep with a
+// stack of the slices open at the current time.
+void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices, const std::vector<EndKey>& ends,
+                std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
   open.clear();
   size_t next = 0;
   for (const EndKey& end : ends) {
     if (!end.binds_enclosing) {
       // The next slice: the first starting at or after the endpoint.
       auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
-                                    [](const Slice& slice, int64_t ts) { return slice.start_ns < ts; });
-      if (found != slices.end()) endpoints[end.index].bound = found->id;
+                                    [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
+      if (found != slices.end()) endpoints[end.index].bound = *found;
       continue;
     }
-    for (; next < slices.size() && slices[next].start_ns <= end.ts_ns; ++next) {
-      while (!open.empty() && open.back().end_ns < slices[next].start_ns) open.pop_back();
+    for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
+      int64_t start = spans[slices[next]].start_ns;
+      while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
       open.push_back(slices[next]);
     }
-    while (!open.empty() && open.back().end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) endpoints[end.index].bound = open.back().id;
+    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
+    if (!open.empty()) endpoints[end.index].bound = open.back();
   }
 }
 
@@ -146,28 +132,36 @@ class TrackQueue {
 };
 
 // Binds the endpoints of the tracks it takes from `queue` until none is left.
-void bind_tracks(const std::vector<Span>& spans, const ByTrack& span_groups, const ByTrack& end_groups,
-                 TrackQueue& queue, std::vector<FlowEndpoint>& endpoints) {
+void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
+                 std::vector<FlowEndpoint>& endpoints) {
+  // By start, outer (longer) slices first, then trace order. The ids are
+  // sorted in place (a track may hold a million slices: copies of their
+  // times would add tens of MB to the import's peak).
+  auto slice_less = [&](uint32_t a, uint32_t b) {
+    const Span& x = spans[a];
+    const Span& y = spans[b];
+    return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
+  };
+  // Kept from track to track: the largest tracks come first, so each is
+  // allocated about once (fresh pages cost a fault each).
   std::vector<EndKey> ends;
-  std::vector<Slice> slices;
-  std::vector<Slice> open;
+  std::vector<SpanId> open;
+  std::vector<uint32_t> scratch;
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
+    ends.reserve(end_groups.begin[t + 1] - end_groups.begin[t]);
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
-    // The track's spans in trace order: one forward pass over the span table.
-    slices.clear();
-    for (uint32_t i = span_groups.begin[t]; i < span_groups.begin[t + 1]; ++i) {
-      const Span& span = spans[span_groups.order[i]];
-      slices.push_back(Slice{span.start_ns, span.end_ns, span_groups.order[i]});
-    }
-    // Kineto writes most tracks in time order, with a few items out of place
-    // (and a trace of several profiling windows in a stretch per window).
-    sort_nearly_sorted(std::span<Slice>(slices), SliceLess{});
+    std::span<uint32_t> slices(span_groups.order.data() + span_groups.begin[t],
+                               span_groups.begin[t + 1] - span_groups.begin[t]);
+    // Kineto writes most tracks in time order, with a few items out of place,
+    // or in a few stretches (a trace of several profiling windows in a
+    // stretch per window; the 508 MB trace of bench/ two per window).
+    sort_nearly_sorted(slices, slice_less, scratch);
     sort_nearly_sorted(std::span<EndKey>(ends), EndLess{});
-    bind_track(slices, ends, endpoints, open);
+    bind_track(spans, slices, ends, endpoints, open);
   }
 }
 
