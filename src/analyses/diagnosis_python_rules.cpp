@@ -194,16 +194,26 @@ int64_t median(std::vector<int64_t> values) {
 // inside it (a shared machine). Its excess is a stall, the rest counts as it
 // is. Not with a device: there a usually tiny operator (aten::to, aten::item)
 // that takes long is waiting for the device, which is real step time.
-void add_op_times(const std::vector<const Span*>& top_level, OverheadFigures& f) {
-  std::map<StringId, std::vector<int64_t>> by_name;
-  for (const Span* op : top_level) by_name[op->name].push_back(op->end_ns - op->start_ns);
-  std::map<StringId, int64_t> usual;
-  for (auto& [name, times] : by_name) usual[name] = median(std::move(times));
+// (Names are indexes into tables by string id: a trace's half a million
+// top-level operators have a few hundred names.)
+void add_op_times(const std::vector<const Span*>& top_level, size_t strings, OverheadFigures& f) {
+  std::vector<std::vector<int64_t>> by_name(strings);
+  size_t first = f.top_level_op_ns.size();
+  f.top_level_op_ns.reserve(first + top_level.size());
   for (const Span* op : top_level) {
     int64_t ns = op->end_ns - op->start_ns;
-    int64_t excess = ns - kStallFactor * usual[op->name];
-    if (!f.has_device && usual[op->name] < kTinyOpNs && excess >= kLongGapNs) f.stall_ns += excess;
+    by_name[op->name].push_back(ns);
     f.top_level_op_ns.push_back(ns);
+  }
+  std::vector<int64_t> usual(strings, 0);
+  for (StringId name = 0; name < strings; ++name) {
+    if (!by_name[name].empty()) usual[name] = median(std::move(by_name[name]));
+  }
+  for (size_t i = 0; i < top_level.size(); ++i) {
+    int64_t ns = f.top_level_op_ns[first + i];
+    StringId name = top_level[i]->name;
+    int64_t excess = ns - kStallFactor * usual[name];
+    if (!f.has_device && usual[name] < kTinyOpNs && excess >= kLongGapNs) f.stall_ns += excess;
     if (ns < kTinyOpNs) f.tiny_op_ns += ns;
   }
 }
@@ -230,6 +240,9 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
   device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
   std::vector<const Span*> top_level;
+  size_t ops = 0;  // at most all of them are top-level: reserved, not touched
+  for (const auto& [tid, thread_ops] : host.ops_by_thread) ops += thread_ops.size();
+  top_level.reserve(ops);
   for (size_t i = facts.primary->warmup_steps; i < steps.size(); ++i) {
     const StepRecord& step = steps[i];
     if (step.tid != facts.main_tid) continue;
@@ -250,7 +263,7 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
     for (const auto& [tid, ops] : host.ops_by_thread) add_top_level_ops(ops, step.start_ns, step.end_ns, top_level);
     f.device_busy_ns += total_length(clip_disjoint(device, step.start_ns, step.end_ns));
   }
-  add_op_times(top_level, f);
+  add_op_times(top_level, run.strings.size(), f);
   return f;
 }
 

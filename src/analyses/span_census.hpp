@@ -30,10 +30,23 @@ class SpanCensus {
   explicit SpanCensus(const Run& run);  // a pass of its own
 
   // Counts span `id` (spans are added in trace order); returns its track's
-  // number, numbered in order of first appearance.
-  uint32_t add(SpanId id, const Span& span);
-  // The number of the track of a span added before.
-  uint32_t track_number(const Span& span);
+  // number, numbered in order of first appearance. Inline: called per span.
+  uint32_t add(SpanId id, const Span& span) {
+    uint32_t number = track_number(span);
+    CensusTrack& track = tracks_[number];
+    track.spans++;
+    track.device += runs_on_device(span.kind);
+    track.other += span.kind == SpanKind::kOther;
+    by_kind_[static_cast<size_t>(span.kind)]++;
+    if (is_rare(span.kind)) ids_[static_cast<size_t>(span.kind)].push_back(id);
+    return number;
+  }
+  // The number of the track of a span added before. Consecutive spans are
+  // mostly on one track: the last lookup is remembered.
+  uint32_t track_number(const Span& span) {
+    if (last_number_ != UINT32_MAX && span.pid == last_.pid && span.tid == last_.tid) return last_number_;
+    return look_up(span);
+  }
 
   const std::vector<CensusTrack>& tracks() const { return tracks_; }
   size_t count(SpanKind kind) const { return by_kind_[static_cast<size_t>(kind)]; }
@@ -50,11 +63,14 @@ class SpanCensus {
   struct TrackKeyHash {
     size_t operator()(const TrackKey& k) const { return std::hash<int64_t>()(k.pid) * 31 + std::hash<int64_t>()(k.tid); }
   };
-  static bool is_rare(SpanKind kind);
+  static bool is_rare(SpanKind kind) {
+    return kind == SpanKind::kStep || kind == SpanKind::kDataWait || kind == SpanKind::kForward ||
+           kind == SpanKind::kBackward || kind == SpanKind::kOptimizer || kind == SpanKind::kOther;
+  }
+  uint32_t look_up(const Span& span);
 
   std::vector<CensusTrack> tracks_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> number_of_;
-  // Consecutive spans are mostly on one track: the last lookup is remembered.
   TrackKey last_{};
   uint32_t last_number_ = UINT32_MAX;
   std::array<size_t, kSpanKindCount> by_kind_{};
