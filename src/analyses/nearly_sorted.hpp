@@ -111,7 +111,15 @@ void sort_nearly_sorted(std::span<T> items, Less less, std::vector<T>& scratch) 
   }
   // The lanes one after another (a counting sort by lane keeps each in order).
   std::vector<size_t> bounds(lanes + 1, 0);
-  for (uint8_t lane : lane_of) bounds[lane + 1]++;
+  if (lanes <= 8) {
+    // A count per lane is vectorized; one loop over the lanes would wait on
+    // the same counter's last increment at every element.
+    for (size_t lane = 0; lane < lanes; ++lane) {
+      bounds[lane + 1] = static_cast<size_t>(std::count(lane_of.begin(), lane_of.end(), static_cast<uint8_t>(lane)));
+    }
+  } else {
+    for (uint8_t lane : lane_of) bounds[lane + 1]++;
+  }
   for (size_t lane = 0; lane < lanes; ++lane) bounds[lane + 1] += bounds[lane];
   scratch.resize(std::max(scratch.size(), items.size()));
   std::span<T> buffer(scratch.data(), items.size());
