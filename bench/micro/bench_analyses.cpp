@@ -4,7 +4,8 @@
 // or the file STEPSCOPE_ANALYSES_TRACE names (e.g. that trace repeated to
 // 508 MB, as bench/import_trace.py --keep-trace writes it). Figures in
 // bench/README.md ("The analyses after the import", "... side by side",
-// "... with fewer passes and sorts").
+// "... with fewer passes and sorts", "The analyses' and the flow binding's
+// CPU").
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -71,6 +71,7 @@ DeviceLaunches::DeviceLaunches(const Run& run) {
   // over millions of spans are bound by memory, not by the work per span.
   std::vector<LaunchFinder::Call> calls;
   std::vector<int64_t> correlations;  // of each activity_
+  ProfilerStepFinder steps(run.strings);
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
     if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) {
@@ -78,8 +79,11 @@ DeviceLaunches::DeviceLaunches(const Run& run) {
     } else if (is_device_activity(span.kind)) {
       activity_.push_back({i, kNoLaunch});
       correlations.push_back(span.correlation);
+    } else if (steps.is_step(span)) {
+      profiler_steps_.push_back(&span);
     }
   }
+  ProfilerStepFinder::order_by_start(profiler_steps_);
   LaunchFinder launches(std::move(calls));
   for (size_t a = 0; a < activity_.size(); ++a) {
     if (correlations[a] != 0) activity_[a].launch = launches.find(correlations[a]);
@@ -96,8 +100,7 @@ struct StepMarkers {
 
 // ProfilerStep#N ranges on the host (HTA counts distinct step names and cuts
 // at the start of the latest one).
-StepMarkers profiler_steps(const Run& run) {
-  std::vector<const Span*> steps = profiler_step_spans(run);
+StepMarkers profiler_steps(std::vector<const Span*> steps) {
   std::vector<StringId> names;
   for (const Span* step : steps) names.push_back(step->name);
   std::sort(names.begin(), names.end());
@@ -151,7 +154,7 @@ DeviceActivity collect_device_activity(const Run& run) { return collect_device_a
 
 DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& launches) {
   DeviceActivity activity;
-  StepMarkers steps = profiler_steps(run);
+  StepMarkers steps = profiler_steps(launches.profiler_steps());
   activity.profiler_steps = steps.distinct;
   activity.complete_steps_only = steps.distinct >= 2;
   activity.complete_step_ns = std::move(steps.complete_ns);

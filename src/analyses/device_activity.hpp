@@ -55,13 +55,18 @@ struct LaunchedActivity {
   SpanId span = 0;
   SpanId launch = kNoLaunch;
 };
+//
+// The same pass finds the ProfilerStep#N ranges (profiler_step_spans), which
+// the device activity's cut reads and the trace's steps too.
 class DeviceLaunches {
  public:
   explicit DeviceLaunches(const Run& run);
   const std::vector<LaunchedActivity>& activity() const { return activity_; }
+  const std::vector<const Span*>& profiler_steps() const { return profiler_steps_; }
 
  private:
   std::vector<LaunchedActivity> activity_;
+  std::vector<const Span*> profiler_steps_;  // as profiler_step_spans gives them
 };
 
 }  // namespace stepscope

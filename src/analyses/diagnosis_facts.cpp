@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analyses/device_properties.hpp"
+#include "analyses/span_index.hpp"
 #include "analyses/string_match.hpp"
 
 namespace stepscope {
@@ -217,13 +218,13 @@ bool inside(const Intervals& spans, int64_t ts) {
 }
 
 // The worker processes (their "worker_batch" markers) and the main thread's
-// GC pauses: both are spans of kind other, found in one pass over the spans.
-void gather_marker_spans(const Run& run, DiagnosisFacts& f) {
+// GC pauses: both are spans of kind other, which the census lists.
+void gather_marker_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
   std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::set<int64_t> workers;
-  for (const Span& s : run.spans) {
-    if (s.kind != SpanKind::kOther) continue;
+  for (SpanId id : census.ids(SpanKind::kOther)) {
+    const Span& s = run.spans[id];
     if (worker_batch[s.name]) workers.insert(s.pid);
     if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
@@ -282,7 +283,11 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   f.window_start_ns = p.steps[first].start_ns;
   f.window_end_ns = p.steps.back().end_ns;
   for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
-  gather_marker_spans(input.run, f);
+  if (input.host_spans) {  // diagnose sees to it
+    gather_marker_spans(input.run, input.host_spans->census(), f);
+  } else {
+    gather_marker_spans(input.run, SpanCensus(input.run), f);
+  }
   gather_cpu(counters, f);
   gather_process_cpu(counters, f);
   gather_disks(counters, f);

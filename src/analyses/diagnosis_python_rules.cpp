@@ -85,31 +85,54 @@ bool runs_backward(const Run& run, std::span<const SpanId> spans, NameFacts& nam
   });
 }
 
+// The union of intervals added in order of start, built as they come: a
+// thread's busy time without a list of its million operators to sort.
+class SortedUnion {
+ public:
+  void add(int64_t start_ns, int64_t end_ns) {
+    if (!merged_.empty() && start_ns <= merged_.back().end_ns) {
+      merged_.back().end_ns = std::max(merged_.back().end_ns, end_ns);
+    } else {
+      merged_.push_back({start_ns, end_ns});
+    }
+  }
+  Intervals take() { return std::move(merged_); }
+
+ private:
+  Intervals merged_;
+};
+
 // Walks the host spans of the process's threads in nesting order (the
-// index's), so the operators and Python functions come out sorted.
+// index's), so the operators and Python functions come out sorted, and each
+// thread's busy time is a union of intervals by start.
 HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSpansByThread& index) {
   NameFacts names(run.strings);
   HostSpans out;
-  Intervals busy;
+  Intervals busy;  // the threads' unions, one after another
   for (const HostSpansByThread::Thread& thread : index.threads()) {
     if (thread.pid != pid) continue;
     bool step_thread = thread.tid == step_tid;
     if (!step_thread && !runs_backward(run, thread.spans, names)) continue;
+    SortedUnion thread_busy;
+    std::vector<const Span*>* ops = nullptr;
     for (SpanId id : thread.spans) {
       const Span& s = run.spans[id];
       if (s.end_ns < s.start_ns) continue;
       bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
       if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {
-        if (step_thread) busy.push_back({s.start_ns, s.end_ns});
+        if (step_thread) thread_busy.add(s.start_ns, s.end_ns);
       } else if (s.kind == SpanKind::kCpuOp && !names.annotation(s.name)) {
-        out.ops_by_thread[s.tid].push_back(&s);
-        busy.push_back({s.start_ns, s.end_ns});
+        if (!ops) ops = &out.ops_by_thread[s.tid];
+        ops->push_back(&s);
+        thread_busy.add(s.start_ns, s.end_ns);
       } else if (s.kind == SpanKind::kRuntimeCall) {
-        busy.push_back({s.start_ns, s.end_ns});
+        thread_busy.add(s.start_ns, s.end_ns);
       } else if (s.kind == SpanKind::kPythonFunction && step_thread) {
         out.python.push_back(&s);
       }
     }
+    Intervals unions = thread_busy.take();
+    busy.insert(busy.end(), unions.begin(), unions.end());
   }
   out.busy = merge_unsorted(std::move(busy));
   return out;
@@ -171,16 +194,26 @@ int64_t median(std::vector<int64_t> values) {
 // inside it (a shared machine). Its excess is a stall, the rest counts as it
 // is. Not with a device: there a usually tiny operator (aten::to, aten::item)
 // that takes long is waiting for the device, which is real step time.
-void add_op_times(const std::vector<const Span*>& top_level, OverheadFigures& f) {
-  std::map<StringId, std::vector<int64_t>> by_name;
-  for (const Span* op : top_level) by_name[op->name].push_back(op->end_ns - op->start_ns);
-  std::map<StringId, int64_t> usual;
-  for (auto& [name, times] : by_name) usual[name] = median(std::move(times));
+// (Names are indexes into tables by string id: a trace's half a million
+// top-level operators have a few hundred names.)
+void add_op_times(const std::vector<const Span*>& top_level, size_t strings, OverheadFigures& f) {
+  std::vector<std::vector<int64_t>> by_name(strings);
+  size_t first = f.top_level_op_ns.size();
+  f.top_level_op_ns.reserve(first + top_level.size());
   for (const Span* op : top_level) {
     int64_t ns = op->end_ns - op->start_ns;
-    int64_t excess = ns - kStallFactor * usual[op->name];
-    if (!f.has_device && usual[op->name] < kTinyOpNs && excess >= kLongGapNs) f.stall_ns += excess;
+    by_name[op->name].push_back(ns);
     f.top_level_op_ns.push_back(ns);
+  }
+  std::vector<int64_t> usual(strings, 0);
+  for (StringId name = 0; name < strings; ++name) {
+    if (!by_name[name].empty()) usual[name] = median(std::move(by_name[name]));
+  }
+  for (size_t i = 0; i < top_level.size(); ++i) {
+    int64_t ns = f.top_level_op_ns[first + i];
+    StringId name = top_level[i]->name;
+    int64_t excess = ns - kStallFactor * usual[name];
+    if (!f.has_device && usual[name] < kTinyOpNs && excess >= kLongGapNs) f.stall_ns += excess;
     if (ns < kTinyOpNs) f.tiny_op_ns += ns;
   }
 }
@@ -207,6 +240,9 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
   device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
   std::vector<const Span*> top_level;
+  size_t ops = 0;  // at most all of them are top-level: reserved, not touched
+  for (const auto& [tid, thread_ops] : host.ops_by_thread) ops += thread_ops.size();
+  top_level.reserve(ops);
   for (size_t i = facts.primary->warmup_steps; i < steps.size(); ++i) {
     const StepRecord& step = steps[i];
     if (step.tid != facts.main_tid) continue;
@@ -227,7 +263,7 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
     for (const auto& [tid, ops] : host.ops_by_thread) add_top_level_ops(ops, step.start_ns, step.end_ns, top_level);
     f.device_busy_ns += total_length(clip_disjoint(device, step.start_ns, step.end_ns));
   }
-  add_op_times(top_level, f);
+  add_op_times(top_level, run.strings.size(), f);
   return f;
 }
 

@@ -5,10 +5,10 @@
 // full sort of millions of them does O(n log n) comparisons for that.
 //
 // Here one pass deals the elements onto a few sorted lanes (each element
-// onto the lane it came after when that keeps the lane sorted, else onto
-// the first lane that stays sorted, else onto a new lane), then the lanes
-// are merged pairwise: O(n log L) for L lanes, and one pass when the range
-// is sorted. When the first lane holds all but a quarter or less, only the
+// onto the first lane when that keeps it sorted, else onto the lane it came
+// after when that keeps that one sorted, else onto the first lane that stays
+// sorted, else onto a new lane), then the lanes are merged pairwise:
+// O(n log L) for L lanes, and one pass when the range is sorted. When the first lane holds all but a quarter or less, only the
 // others are copied aside and sorted, and merged back in place. Far from
 // sorted (more than kMostLanes lanes, or much searching for lanes), it sorts
 // the whole range instead.
@@ -42,7 +42,9 @@ std::vector<uint8_t> deal_onto_lanes(std::span<const T> items, Less less, size_t
   size_t searched = 0;  // lanes looked at off the fast path
   for (size_t i = 0; i < items.size(); ++i) {
     const T& item = items[i];
-    if (last.empty() || less(item, last[current])) {
+    if (!last.empty() && !less(item, last[0])) {
+      current = 0;  // the first lane first: an element out of place does not pull the rest off it
+    } else if (last.empty() || less(item, last[current])) {
       size_t lane = 0;
       while (lane < last.size() && less(item, last[lane])) ++lane;
       searched += lane + 1;
@@ -90,8 +92,11 @@ void merge_few_into_first_lane(std::span<T> items, const std::vector<uint8_t>& l
 
 }  // namespace nearly_sorted_detail
 
+// `scratch` holds the merge buffer between calls: a caller that sorts many
+// ranges (a track after another) reuses its memory instead of touching new
+// pages for each (first-touch page faults cost more than the merge here).
 template <typename T, typename Less>
-void sort_nearly_sorted(std::span<T> items, Less less) {
+void sort_nearly_sorted(std::span<T> items, Less less, std::vector<T>& scratch) {
   if (std::is_sorted(items.begin(), items.end(), less)) return;
   size_t lanes = 0;
   std::vector<uint8_t> lane_of = nearly_sorted_detail::deal_onto_lanes(std::span<const T>(items), less, lanes);
@@ -106,9 +111,18 @@ void sort_nearly_sorted(std::span<T> items, Less less) {
   }
   // The lanes one after another (a counting sort by lane keeps each in order).
   std::vector<size_t> bounds(lanes + 1, 0);
-  for (uint8_t lane : lane_of) bounds[lane + 1]++;
+  if (lanes <= 8) {
+    // A count per lane is vectorized; one loop over the lanes would wait on
+    // the same counter's last increment at every element.
+    for (size_t lane = 0; lane < lanes; ++lane) {
+      bounds[lane + 1] = static_cast<size_t>(std::count(lane_of.begin(), lane_of.end(), static_cast<uint8_t>(lane)));
+    }
+  } else {
+    for (uint8_t lane : lane_of) bounds[lane + 1]++;
+  }
   for (size_t lane = 0; lane < lanes; ++lane) bounds[lane + 1] += bounds[lane];
-  std::vector<T> buffer(items.size());
+  scratch.resize(std::max(scratch.size(), items.size()));
+  std::span<T> buffer(scratch.data(), items.size());
   {
     std::vector<size_t> next(bounds.begin(), bounds.end() - 1);
     for (size_t i = 0; i < items.size(); ++i) buffer[next[lane_of[i]]++] = items[i];
@@ -133,6 +147,12 @@ void sort_nearly_sorted(std::span<T> items, Less less) {
     std::swap(from, to);
   }
   if (from.data() != items.data()) std::copy(from.begin(), from.end(), items.begin());
+}
+
+template <typename T, typename Less>
+void sort_nearly_sorted(std::span<T> items, Less less) {
+  std::vector<T> scratch;
+  sort_nearly_sorted(items, less, scratch);
 }
 
 }  // namespace stepscope

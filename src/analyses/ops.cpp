@@ -81,14 +81,14 @@ class NameClasses {
 struct Node {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t children_ns = 0;  // sum of the direct children's durations
   int64_t own_device_ns = 0;
   int64_t device_total_ns = 0;
   SpanId span = 0;
   uint32_t group = 0;
   // Before merging (nest), then after merging only children into same-named
-  // parents (merge_and_sum rewrites it in place, parents first).
+  // parents (merge_into_rows rewrites it in place, parents first).
   uint32_t parent = kNone;
+  uint32_t row = kNone;  // its row, unless merged
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
   // whether there is exactly one). A byte keeps millions of nodes at 56 bytes.
   uint8_t children = 0;
@@ -131,28 +131,43 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
   return out;
 }
 
+// Which launch belongs to which operator: the innermost cpu op at or above
+// each node, and each runtime call's node.
+struct Owners {
+  std::vector<uint32_t> of_node;  // the innermost op at or above each node, or kNone
+  std::vector<uint32_t> node_of_span;
+};
+
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
-// the top. Sets each node's parent before merging.
-void nest(HostNodes& host) {
+// the top. Sets each node's parent before merging, counts each parent's
+// children (0, 1, or 2 for more: merging asks only whether there is one),
+// and notes owners in the same pass (each pass over millions of nodes costs
+// memory bandwidth).
+Owners nest(HostNodes& host, size_t span_count) {
   std::vector<Node>& nodes = host.nodes;
+  Owners owners{std::vector<uint32_t>(nodes.size(), kNone), std::vector<uint32_t>(span_count, kNone)};
   std::vector<uint32_t> open;
   for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
     open.clear();
     for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
-      const Node& node = nodes[i];
+      Node& node = nodes[i];
       while (!open.empty()) {
-        const Node& top = nodes[open.back()];
+        Node& top = nodes[open.back()];
         if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
           open.pop_back();
         } else {
-          nodes[i].parent = open.back();
+          node.parent = open.back();
+          if (top.children < 2) top.children++;
           break;
         }
       }
       open.push_back(i);
+      owners.of_node[i] = node.kind == SpanKind::kCpuOp ? i : (node.parent == kNone ? kNone : owners.of_node[node.parent]);
+      owners.node_of_span[node.span] = i;
     }
   }
+  return owners;
 }
 
 // The device activity each host event launched itself: a device span's
@@ -160,47 +175,12 @@ void nest(HostNodes& host) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const DeviceLaunches& launches, std::vector<Node>& nodes) {
-  std::vector<uint32_t> owner(nodes.size(), kNone);  // innermost op at or above each node
-  std::vector<uint32_t> node_of_span(run.spans.size(), kNone);
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    bool op = nodes[i].kind == SpanKind::kCpuOp;
-    uint32_t parent = nodes[i].parent;
-    owner[i] = op ? i : (parent == kNone ? kNone : owner[parent]);
-    node_of_span[nodes[i].span] = i;
-  }
+void attach_device_time(const Run& run, const DeviceLaunches& launches, const Owners& owners,
+                        std::vector<Node>& nodes) {
   for (auto [device, launch] : launches.activity()) {
-    if (launch == kNoLaunch || node_of_span[launch] == kNone) continue;
-    uint32_t op = owner[node_of_span[launch]];
+    if (launch == kNoLaunch || owners.node_of_span[launch] == kNone) continue;
+    uint32_t op = owners.of_node[owners.node_of_span[launch]];
     if (op != kNone) nodes[op].own_device_ns += duration(run.spans[device]);
-  }
-}
-
-// torch's _remove_dup_nodes: an only child with its parent's name is merged
-// into the parent, which takes over its children and its device activity.
-// Parents come before children in `nodes`, so one pass reaches the fixpoint.
-void merge_and_sum(std::vector<Node>& nodes) {
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    uint32_t p = nodes[i].parent;
-    if (p != kNone && nodes[p].children < 2) nodes[p].children++;
-  }
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    uint32_t p = nodes[i].parent;  // before merging: only iteration i rewrites it
-    if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
-    nodes[i].parent = p;
-    if (p != kNone && nodes[p].group == nodes[i].group && nodes[p].children == 1) {
-      nodes[i].merged = true;
-      nodes[p].children = nodes[i].children;
-      nodes[p].own_device_ns = nodes[i].own_device_ns;
-    }
-  }
-  for (Node& node : nodes) node.device_total_ns = node.own_device_ns;
-  // Children after parents: walking backwards folds subtrees upwards.
-  for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
-    const Node& node = nodes[i];
-    if (node.merged || node.parent == kNone) continue;
-    nodes[node.parent].children_ns += node.duration_ns();
-    nodes[node.parent].device_total_ns += node.device_total_ns;
   }
 }
 
@@ -222,40 +202,86 @@ class RowTable {
   RowTable(const Run& run, const NameClasses& names, bool by_shapes)
       : run_(run), names_(names), by_shapes_(by_shapes) {}
 
-  OpStats& row(uint32_t group, OpRowKind kind, StringId shapes) {
+  // The row's number, the row added when new.
+  uint32_t find(uint32_t group, OpRowKind kind, StringId shapes) {
     if (!by_shapes_) {
       // Rows by (group, kind) alone: a table indexed by both, not a hash per event.
       size_t slot = size_t{group} * kOpRowKinds + static_cast<size_t>(kind);
       if (slot >= direct_.size()) direct_.resize(std::max(slot + 1, run_.strings.size() * kOpRowKinds), kNoRow);
       if (direct_[slot] == kNoRow) direct_[slot] = add(group, kind, StringTable::kEmpty);
-      return rows_[direct_[slot]];
+      return direct_[slot];
     }
     RowKey key{group, kind, shapes};
-    auto [found, inserted] = index_.try_emplace(key, rows_.size());
+    auto [found, inserted] = index_.try_emplace(key, static_cast<uint32_t>(rows_.size()));
     if (inserted) add(group, kind, shapes);
-    return rows_[found->second];
+    return found->second;
   }
+  OpStats& operator[](uint32_t row) { return rows_[row]; }
+  OpStats& row(uint32_t group, OpRowKind kind, StringId shapes) { return rows_[find(group, kind, shapes)]; }
   std::vector<OpStats> take() { return std::move(rows_); }
 
  private:
   static constexpr size_t kOpRowKinds = 3;  // host, user annotation, device
-  static constexpr size_t kNoRow = SIZE_MAX;
+  static constexpr uint32_t kNoRow = UINT32_MAX;
 
-  size_t add(uint32_t group, OpRowKind kind, StringId shapes) {
+  uint32_t add(uint32_t group, OpRowKind kind, StringId shapes) {
     OpStats& stats = rows_.emplace_back();
     stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
     stats.kind = kind;
     stats.input_shapes = shapes;
-    return rows_.size() - 1;
+    return static_cast<uint32_t>(rows_.size() - 1);
   }
 
   const Run& run_;
   const NameClasses& names_;
   bool by_shapes_;
   std::vector<OpStats> rows_;
-  std::unordered_map<RowKey, size_t, RowKeyHash> index_;  // by shapes
-  std::vector<size_t> direct_;                            // not by shapes: by group and kind
+  std::unordered_map<RowKey, uint32_t, RowKeyHash> index_;  // by shapes
+  std::vector<uint32_t> direct_;                            // not by shapes: by group and kind
 };
+
+// torch's _remove_dup_nodes: an only child with its parent's name is merged
+// into the parent, which takes over its children and its device activity.
+// Parents come before children in `nodes`, so one pass reaches the fixpoint.
+// Whether node i is merged is decided at step i, so the rows of those that
+// are not are found (and added, in the order the rows are listed) in the
+// same pass.
+void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, bool by_shapes) {
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    Node& node = nodes[i];
+    uint32_t p = node.parent;  // before merging: only iteration i rewrites it
+    if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
+    node.parent = p;
+    node.device_total_ns = node.own_device_ns;
+    if (p != kNone && nodes[p].group == node.group && nodes[p].children == 1) {
+      node.merged = true;
+      nodes[p].children = node.children;
+      nodes[p].own_device_ns = nodes[p].device_total_ns = node.own_device_ns;
+      continue;
+    }
+    OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
+    node.row = table.find(node.group, kind, by_shapes ? run.spans[node.span].detail : StringTable::kEmpty);
+  }
+}
+
+// Children after parents: walking backwards folds subtrees upwards, so each
+// node's device total is complete when it is reached and goes to its row;
+// a child's time is taken off its parent's row's self time.
+void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
+  for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
+    const Node& node = nodes[i];
+    if (node.merged) continue;
+    OpStats& row = table[node.row];
+    row.calls++;
+    row.cpu_total_ns += node.duration_ns();
+    row.self_cpu_ns += node.duration_ns();
+    row.device_total_ns += node.device_total_ns;
+    row.self_device_ns += node.own_device_ns;
+    if (node.parent == kNone) continue;
+    table[nodes[node.parent].row].self_cpu_ns -= node.duration_ns();
+    nodes[node.parent].device_total_ns += node.device_total_ns;
+  }
+}
 
 }  // namespace
 
@@ -269,22 +295,10 @@ OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, con
   NameClasses names(run.strings);
   HostNodes host = host_nodes(run, host_spans, names);
   std::vector<Node>& nodes = host.nodes;
-  nest(host);
-  attach_device_time(run, launches, nodes);
-  merge_and_sum(nodes);
-
+  attach_device_time(run, launches, nest(host, run.spans.size()), nodes);
   RowTable table(run, names, options.group_by_input_shapes);
-  for (const Node& node : nodes) {
-    if (node.merged) continue;
-    OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
-    StringId shapes = options.group_by_input_shapes ? run.spans[node.span].detail : StringTable::kEmpty;
-    OpStats& row = table.row(node.group, kind, shapes);
-    row.calls++;
-    row.cpu_total_ns += node.duration_ns();
-    row.self_cpu_ns += node.duration_ns() - node.children_ns;
-    row.device_total_ns += node.device_total_ns;
-    row.self_device_ns += node.own_device_ns;
-  }
+  merge_into_rows(run, nodes, table, options.group_by_input_shapes);
+  fold_into_rows(nodes, table);
   bool has_device = false;
   // The launches list the device activity in trace order: no pass over every span to find it.
   for (const LaunchedActivity& activity : launches.activity()) {

@@ -35,7 +35,9 @@ const char* process_role_name(ProcessRole role) {
   return "host";
 }
 
-std::vector<ProcessSummary> summarize_processes(const Run& run) {
+std::vector<ProcessSummary> summarize_processes(const Run& run) { return summarize_processes(run, SpanCensus(run)); }
+
+std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus& census) {
   std::vector<ProcessSummary> out;
   std::map<int64_t, size_t> index_of_pid;  // the latest process with that pid
   for (const Process& p : run.processes) {
@@ -63,26 +65,15 @@ std::vector<ProcessSummary> summarize_processes(const Run& run) {
     if (threads.insert({sample.pid, sample.tid}).second) ++s.threads;
   }
   std::map<int64_t, std::pair<size_t, size_t>> host_device_spans;  // by pid
-  // Consecutive spans are mostly on one thread: its lookups are remembered.
-  const Span* previous = nullptr;
-  ProcessSummary* s = nullptr;
-  std::pair<size_t, size_t>* counts = nullptr;
-  for (const Span& span : run.spans) {
-    bool same_thread = previous && previous->pid == span.pid && previous->tid == span.tid;
-    if (!previous || previous->pid != span.pid) {
-      auto found = index_of_pid.find(span.pid);
-      s = found == index_of_pid.end() ? nullptr : &out[found->second];
-      counts = s ? &host_device_spans[span.pid] : nullptr;
-    }
-    previous = &span;
-    if (!s) continue;
-    ++s->spans;
-    if (runs_on_device(span.kind)) {
-      ++counts->second;
-    } else if (span.kind != SpanKind::kOther) {
-      ++counts->first;
-    }
-    if (!same_thread && threads.insert({span.pid, span.tid}).second) ++s->threads;
+  for (const CensusTrack& track : census.tracks()) {
+    auto found = index_of_pid.find(track.pid);
+    if (found == index_of_pid.end()) continue;
+    ProcessSummary& s = out[found->second];
+    s.spans += track.spans;
+    auto& [host, device] = host_device_spans[track.pid];
+    host += track.spans - track.device - track.other;
+    device += track.device;
+    if (threads.insert({track.pid, track.tid}).second) ++s.threads;
   }
   bool trace = is_imported_trace(run);
   for (ProcessSummary& s : out) {

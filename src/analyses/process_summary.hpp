@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyses/span_census.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -37,5 +38,7 @@ struct ProcessSummary {
 };
 
 std::vector<ProcessSummary> summarize_processes(const Run& run);
+// The same from the spans' census made already (the report's host span index).
+std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus& census);
 
 }  // namespace stepscope

@@ -11,18 +11,21 @@ bool is_profiler_step_name(std::string_view name) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
+ProfilerStepFinder::ProfilerStepFinder(const StringTable& strings) : step_name_(strings.size()) {
+  for (StringId id = 0; id < step_name_.size(); ++id) step_name_[id] = is_profiler_step_name(strings.get(id));
+}
+
+void ProfilerStepFinder::order_by_start(std::vector<const Span*>& steps) {
+  std::stable_sort(steps.begin(), steps.end(), [](const Span* a, const Span* b) { return a->start_ns < b->start_ns; });
+}
+
 std::vector<const Span*> profiler_step_spans(const Run& run) {
-  // Names are far fewer than spans: each is looked at once.
-  std::vector<bool> step_name(run.strings.size());
-  for (StringId id = 0; id < step_name.size(); ++id) step_name[id] = is_profiler_step_name(run.strings.get(id));
+  ProfilerStepFinder finder(run.strings);
   std::vector<const Span*> steps;
   for (const Span& span : run.spans) {
-    if (span.kind != SpanKind::kCpuOp && span.kind != SpanKind::kUserRange) continue;
-    if (span.end_ns < span.start_ns || !step_name[span.name]) continue;
-    steps.push_back(&span);
+    if (finder.is_step(span)) steps.push_back(&span);
   }
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const Span* a, const Span* b) { return a->start_ns < b->start_ns; });
+  ProfilerStepFinder::order_by_start(steps);
   return steps;
 }
 

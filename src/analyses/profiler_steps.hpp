@@ -17,4 +17,21 @@ bool is_profiler_step_name(std::string_view name);
 // left out.
 std::vector<const Span*> profiler_step_spans(const Run& run);
 
+// The same, for an analysis that passes over the spans anyway: `is_step` on
+// each span in trace order, then `order_by_start` on those it kept. Names
+// are far fewer than spans: each is looked at once.
+class ProfilerStepFinder {
+ public:
+  explicit ProfilerStepFinder(const StringTable& strings);
+  bool is_step(const Span& span) const {
+    return (span.kind == SpanKind::kCpuOp || span.kind == SpanKind::kUserRange) && step_name_[span.name] &&
+           span.end_ns >= span.start_ns;
+  }
+  // By start time, ties in trace order.
+  static void order_by_start(std::vector<const Span*>& steps);
+
+ private:
+  std::vector<bool> step_name_;  // by string id
+};
+
 }  // namespace stepscope

@@ -19,7 +19,8 @@ std::string rank_label(const GpuRank& rank) {
 
 // Which analysis reads what (each a pure function of the const Run):
 //   host spans ── ops (with launches), profile → function costs, diagnosis
-//   launches ──── ops, device analyses
+//   launches ──── ops, device analyses, steps (the ProfilerStep ranges)
+//   census ────── steps, process summary, diagnosis (made with the host spans)
 //   steps, processes, device analyses ── diagnosis
 // The indexes first (the others wait for them), then the analyses, the
 // longer ones (ops, the device analyses) before the diagnosis, which waits
@@ -54,8 +55,11 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.gpu.ranks.front() = analyze_gpu_rank(run, source, *launches);
   });
   auto steps_done = work.add([&] {
-    report.steps = analyze_steps(run);
-    report.processes = summarize_processes(run);
+    // Their passes found the ProfilerStep ranges and counted the spans.
+    work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
+    report.steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
+    report.processes = summarize_processes(run, host_spans->census());
   });
   work.add([&] {
     work.wait_for(host_spans_built);
@@ -84,8 +88,10 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     out.gpu = analyze_gpu_rank(run, source, *launches);
   });
   auto steps_done = work.add([&] {
-    steps = analyze_steps(run);
-    processes = summarize_processes(run);
+    work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
+    steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
+    processes = summarize_processes(run, host_spans->census());
   });
   work.add([&] {
     work.wait_for(host_spans_built);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyses/device_activity.hpp"
+#include "analyses/span_census.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -33,10 +34,13 @@ class HostSpansByThread {
   HostSpansByThread(HostSpansByThread&&) = default;
   HostSpansByThread& operator=(HostSpansByThread&&) = default;
   const std::vector<Thread>& threads() const { return threads_; }
+  // Made in the same pass as the counts of each thread's spans.
+  const SpanCensus& census() const { return census_; }
 
  private:
   std::vector<SpanId> order_;  // every thread's spans, thread after thread
   std::vector<Thread> threads_;
+  SpanCensus census_;
 };
 
 struct SpanIndex {

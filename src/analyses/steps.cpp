@@ -2,6 +2,7 @@
 
 #include "analyses/device_activity.hpp"
 #include "analyses/string_match.hpp"
+#include "analyses/profiler_steps.hpp"
 #include "analyses/trace_steps.hpp"
 
 #include <algorithm>
@@ -193,10 +194,11 @@ void order_by_rank(std::vector<ProcessSteps>& processes) {
 
 // A trace's steps: throughput and memory unknown (the trace has neither
 // batch sizes nor per-step peaks); the rank is the trace's.
-std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOptions& options) {
+std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOptions& options,
+                                                 const std::vector<const Span*>& profiler_steps) {
   std::vector<ProcessSteps> out;
   std::optional<int64_t> rank = trace_rank(run);
-  for (TraceProcessSteps& t : trace_steps(run)) {
+  for (TraceProcessSteps& t : trace_steps(run, profiler_steps)) {
     ProcessSteps& p = out.emplace_back();
     p.pid = t.pid;
     p.rank = rank;
@@ -210,10 +212,16 @@ std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOpt
   return out;
 }
 
-std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options) {
+// `census` null: the steps found by a pass over the spans.
+std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options, const SpanCensus* census) {
   std::map<int64_t, std::vector<const Span*>> steps_by_pid;
-  for (const Span& s : run.spans) {
+  auto add = [&](const Span& s) {
     if (s.kind == SpanKind::kStep && s.end_ns >= s.start_ns) steps_by_pid[s.pid].push_back(&s);
+  };
+  if (census) {
+    for (SpanId id : census->ids(SpanKind::kStep)) add(run.spans[id]);
+  } else {
+    for (const Span& s : run.spans) add(s);
   }
   if (steps_by_pid.empty()) return {};  // a trace's steps: no phase index to build
   PhaseIndex phases(run);
@@ -374,12 +382,17 @@ const char* steps_origin_name(StepsOrigin origin) {
   return "none";
 }
 
-StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
+namespace {
+
+// `profiler_steps` null: found here, only when the run has no hooked steps.
+StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::vector<const Span*>* profiler_steps,
+                      const SpanCensus* census) {
   StepsAnalysis out;
-  out.processes = collect_processes(run, options);
+  out.processes = collect_processes(run, options, census);
   out.origin = StepsOrigin::kHooks;
   if (out.processes.empty()) {
-    out.processes = collect_trace_processes(run, options);
+    out.processes =
+        collect_trace_processes(run, options, profiler_steps ? *profiler_steps : profiler_step_spans(run));
     out.origin = StepsOrigin::kProfilerSteps;
   }
   if (out.processes.empty()) {
@@ -390,6 +403,17 @@ StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
   out.slowest = pick_slowest(out.processes);
   out.attribution = attribute_samples(run, out.processes[out.primary], options.top_functions);
   return out;
+}
+
+}  // namespace
+
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
+  return analyze(run, options, nullptr, nullptr);
+}
+
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
+                            const std::vector<const Span*>& profiler_steps, const SpanCensus& census) {
+  return analyze(run, options, &profiler_steps, &census);
 }
 
 }  // namespace stepscope

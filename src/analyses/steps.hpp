@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analyses/span_census.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -104,6 +105,10 @@ struct StepsOptions {
 };
 
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options = {});
+// The same with the trace's ProfilerStep ranges and the spans' census found
+// already (`report` takes them from its DeviceLaunches and host span index).
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
+                            const std::vector<const Span*>& profiler_steps, const SpanCensus& census);
 
 // The warm-up rule: steps that are not yet steady (lazy initialization,
 // worker start-up, allocator growth) are left out of the run-level figures.

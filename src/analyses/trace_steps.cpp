@@ -52,6 +52,19 @@ class NameRoles {
   std::vector<uint8_t> roles_;  // by string id
 };
 
+// Appends an interval to a list that is merged later (merge_unsorted),
+// joining it to the last one already when it starts inside it: spans come
+// mostly in time order, so a thread's million operators leave a list of its
+// busy stretches, with the same union.
+void add_interval(Intervals& intervals, const Interval& interval) {
+  if (!intervals.empty() && interval.start_ns >= intervals.back().start_ns &&
+      interval.start_ns <= intervals.back().end_ns) {
+    intervals.back().end_ns = std::max(intervals.back().end_ns, interval.end_ns);
+  } else {
+    intervals.push_back(interval);
+  }
+}
+
 // The ranges of one process that the phases are read from.
 struct ProcessRanges {
   std::map<int64_t, Intervals> data_wait, optimizer, forward;  // by thread
@@ -62,19 +75,19 @@ struct ProcessRanges {
     Interval interval{s.start_ns, s.end_ns};
     switch (role) {
       case NameRoles::kDataWait:
-        data_wait[s.tid].push_back(interval);
+        add_interval(data_wait[s.tid], interval);
         if (loader_iterator.empty()) loader_iterator = iterator_class(run.strings.get(s.name));
         break;
       case NameRoles::kOptimizer:
-        optimizer[s.tid].push_back(interval);
+        add_interval(optimizer[s.tid], interval);
         break;
       case NameRoles::kBackward:
-        backward.push_back(interval);
+        add_interval(backward, interval);
         break;
       case NameRoles::kForwardAlways:
       case NameRoles::kForwardIfOp:
       case NameRoles::kForwardIfRange:
-        if (counts_as_forward(s.kind, role)) forward_of(s.tid).push_back(interval);
+        if (counts_as_forward(s.kind, role)) add_interval(forward_of(s.tid), interval);
         break;
       case NameRoles::kNone:
         break;
@@ -170,9 +183,11 @@ bool is_backward_op(std::string_view name) {
   return name.starts_with("autograd::engine::evaluate_function") || name.find("Backward") != std::string_view::npos;
 }
 
-std::vector<TraceProcessSteps> trace_steps(const Run& run) {
+std::vector<TraceProcessSteps> trace_steps(const Run& run) { return trace_steps(run, profiler_step_spans(run)); }
+
+std::vector<TraceProcessSteps> trace_steps(const Run& run, const std::vector<const Span*>& profiler_steps) {
   std::map<int64_t, std::vector<const Span*>> ranges_by_pid;
-  for (const Span* s : profiler_step_spans(run)) ranges_by_pid[s->pid].push_back(s);
+  for (const Span* s : profiler_steps) ranges_by_pid[s->pid].push_back(s);
   if (ranges_by_pid.empty()) return {};
   std::map<int64_t, ProcessRanges> phase_ranges;
   NameRoles roles(run.strings);

@@ -30,6 +30,9 @@ struct TraceProcessSteps {
 // Per process with ProfilerStep ranges, by pid. Of two or more distinct
 // ranges, the last is left out (HTA's rule, as the device analyses do).
 std::vector<TraceProcessSteps> trace_steps(const Run& run);
+// The same with the ranges found already (profiler_step_spans, or the
+// report's DeviceLaunches::profiler_steps).
+std::vector<TraceProcessSteps> trace_steps(const Run& run, const std::vector<const Span*>& profiler_steps);
 
 // Name classes the phases are read from.
 bool is_data_wait_range(std::string_view name);  // enumerate(DataLoader)#...

@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <functional>
 #include <exception>
 #include <limits>
+#include <set>
+#include <span>
 #include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
+
+#include "analyses/nearly_sorted.hpp"
 
 namespace stepscope {
 
@@ -39,32 +44,6 @@ ByTrack group_by_track(const std::vector<uint32_t>& track_of, size_t tracks) {
   return grouped;
 }
 
-// Sorts `items` by `less`, cheaply when they come in a few ascending runs:
-// Kineto writes most tracks in time order, with a few items out of place
-// (and a trace of several profiling windows is a run per window), so the
-// runs are merged pairwise instead of sorting all.
-template <typename T, typename Less>
-void sort_runs(T* items, size_t count, Less less, std::vector<size_t>& bounds) {
-  bounds.assign(1, 0);
-  for (size_t i = 1; i < count; ++i) {
-    if (less(items[i], items[i - 1])) bounds.push_back(i);
-  }
-  bounds.push_back(count);
-  if (bounds.size() > 2 + count / 16) {  // many short runs: sorting is cheaper
-    std::sort(items, items + count, less);
-    return;
-  }
-  while (bounds.size() > 2) {
-    size_t runs = bounds.size() - 1;
-    size_t kept = 1;
-    for (size_t k = 0; k < runs; k += 2) {
-      if (k + 1 < runs) std::inplace_merge(items + bounds[k], items + bounds[k + 1], items + bounds[k + 2], less);
-      bounds[kept++] = bounds[std::min(k + 2, runs)];
-    }
-    bounds.resize(kept);
-  }
-}
-
 struct EndKey {
   int64_t ts_ns;
   uint32_t index;  // in the endpoints
@@ -80,19 +59,19 @@ struct EndLess {
 // Binds the endpoints of one track (`ends`, in time order) to its slices
 // (span ids by start, outer (longer) slices first), by one sweep with a
 // stack of the slices open at the current time.
-void bind_track(const std::vector<Span>& spans, const uint32_t* slices, size_t slice_count,
-                const std::vector<EndKey>& ends, std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
+void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices, const std::vector<EndKey>& ends,
+                std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
   open.clear();
   size_t next = 0;
   for (const EndKey& end : ends) {
     if (!end.binds_enclosing) {
       // The next slice: the first starting at or after the endpoint.
-      const uint32_t* found = std::lower_bound(slices, slices + slice_count, end.ts_ns,
-                                               [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
-      if (found != slices + slice_count) endpoints[end.index].bound = *found;
+      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
+                                    [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
+      if (found != slices.end()) endpoints[end.index].bound = *found;
       continue;
     }
-    for (; next < slice_count && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
+    for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
       int64_t start = spans[slices[next]].start_ns;
       while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
       open.push_back(slices[next]);
@@ -156,38 +135,44 @@ class TrackQueue {
 void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
                  std::vector<FlowEndpoint>& endpoints) {
   // By start, outer (longer) slices first, then trace order. The ids are
-  // sorted in place (a track may hold a million slices: no copies of them).
+  // sorted in place (a track may hold a million slices: copies of their
+  // times would add tens of MB to the import's peak).
   auto slice_less = [&](uint32_t a, uint32_t b) {
     const Span& x = spans[a];
     const Span& y = spans[b];
     return std::tie(x.start_ns, y.end_ns, a) < std::tie(y.start_ns, x.end_ns, b);
   };
+  // Kept from track to track: the largest tracks come first, so each is
+  // allocated about once (fresh pages cost a fault each).
   std::vector<EndKey> ends;
   std::vector<SpanId> open;
-  std::vector<size_t> bounds;
+  std::vector<uint32_t> scratch;
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
+    ends.reserve(end_groups.begin[t + 1] - end_groups.begin[t]);
     for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
-    uint32_t* slices = span_groups.order.data() + span_groups.begin[t];
-    size_t slice_count = span_groups.begin[t + 1] - span_groups.begin[t];
-    sort_runs(slices, slice_count, slice_less, bounds);
-    sort_runs(ends.data(), ends.size(), EndLess{}, bounds);
-    bind_track(spans, slices, slice_count, ends, endpoints, open);
+    std::span<uint32_t> slices(span_groups.order.data() + span_groups.begin[t],
+                               span_groups.begin[t + 1] - span_groups.begin[t]);
+    // Kineto writes most tracks in time order, with a few items out of place,
+    // or in a few stretches (a trace of several profiling windows in a
+    // stretch per window; the 508 MB trace of bench/ two per window).
+    sort_nearly_sorted(slices, slice_less, scratch);
+    sort_nearly_sorted(std::span<EndKey>(ends), EndLess{});
+    bind_track(spans, slices, ends, endpoints, open);
   }
 }
 
-// Sets every endpoint's bound span (kNoSpan when none). Only tracks with
-// endpoints are ordered, each on its own.
+// Sets the bound span of every endpoint that has one (the others keep
+// kNoSpan). Only tracks with endpoints are ordered, each on its own.
 void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                     bool two_threads) {
   ByTrack span_groups = group_by_track(tracks.of_spans, tracks.count);
   tracks.of_spans = {};  // spare its memory from here on
   ByTrack end_groups = group_by_track(tracks.of_endpoints, tracks.count);
   tracks.of_endpoints = {};
-  for (FlowEndpoint& endpoint : endpoints) endpoint.bound = kNoSpan;
 
   // Each endpoint's `bound` is written by the one thread binding its track.
   TrackQueue queue(span_groups, end_groups);
@@ -199,33 +184,170 @@ void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vect
   }
 }
 
-// A bound endpoint's place among its flow's: flows together, starts before
-// ends, each in time order, then trace order.
-// (A function object, so std::sort inlines it.)
-struct FlowOrderLess {
-  bool operator()(const FlowEndpoint& a, const FlowEndpoint& b) const {
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.id_is_text != b.id_is_text) return a.id_is_text < b.id_is_text;
-    if (a.id != b.id) return a.id < b.id;
-    if (a.is_start != b.is_start) return a.is_start;  // starts first
-    return std::tie(a.ts_ns, a.index) < std::tie(b.ts_ns, b.index);
+// The rank of each (kind, id_is_text) among those of the bound endpoints, in
+// the order of (kind, id_is_text). A trace has a few: they are found by a
+// look along a short list (a set once there are many), the last one
+// remembered, as endpoints come in runs of one kind.
+class FlowGroups {
+ public:
+  // Each endpoint to rank, then `finish`, then `rank`.
+  void add(const FlowEndpoint& e) {
+    if (group_of(e) != last_) note(group_of(e));
+  }
+  void finish() {
+    std::sort(groups_.begin(), groups_.end());
+    last_ = kNoGroup;
+  }
+
+  size_t size() const { return groups_.size(); }
+  uint32_t rank(const FlowEndpoint& e) {
+    if (group_of(e) != last_) {
+      last_ = group_of(e);
+      last_rank_ = static_cast<uint32_t>(std::lower_bound(groups_.begin(), groups_.end(), last_) - groups_.begin());
+    }
+    return last_rank_;
+  }
+
+ private:
+  static constexpr size_t kFewGroups = 16;
+  static constexpr uint64_t kNoGroup = std::numeric_limits<uint64_t>::max();
+  static uint64_t group_of(const FlowEndpoint& e) { return (uint64_t{e.kind} << 1) | uint64_t{e.id_is_text}; }
+
+  void note(uint64_t group) {
+    last_ = group;
+    if (many_.empty()) {
+      if (std::find(groups_.begin(), groups_.end(), group) != groups_.end()) return;
+      groups_.push_back(group);
+      if (groups_.size() > kFewGroups) many_.insert(groups_.begin(), groups_.end());
+    } else if (many_.insert(group).second) {
+      groups_.push_back(group);
+    }
+  }
+
+  std::vector<uint64_t> groups_;  // distinct
+  std::set<uint64_t> many_;       // the same, once there are more than a few
+  uint64_t last_ = kNoGroup;
+  uint32_t last_rank_ = 0;
+};
+
+// An id as an unsigned number in the same order.
+uint64_t ordered_id(int64_t id) { return static_cast<uint64_t>(id) ^ (uint64_t{1} << 63); }
+
+// Sorts `values` stably by their bits [low, high): a least-significant-digit
+// radix sort, 11 bits a pass.
+void radix_sort_bits(std::vector<uint64_t>& values, unsigned low, unsigned high) {
+  constexpr unsigned kDigitBits = 11;
+  std::vector<uint64_t> buffer(values.size());
+  std::vector<uint32_t> count(size_t{1} << kDigitBits);
+  for (unsigned shift = low; shift < high; shift += kDigitBits) {
+    uint64_t mask = (uint64_t{1} << std::min(kDigitBits, high - shift)) - 1;
+    std::fill(count.begin(), count.end(), 0);
+    for (uint64_t v : values) count[(v >> shift) & mask]++;
+    uint32_t next = 0;
+    for (uint32_t& c : count) next += std::exchange(c, next);  // each digit's first place
+    for (uint64_t v : values) buffer[count[(v >> shift) & mask]++] = v;
+    values.swap(buffer);
+  }
+}
+
+// The bound endpoints by flow (kind, whether the id is text, id), then trace
+// order, as one number each: the flow's (group rank, id less the least id)
+// above the endpoint's index. Each flow's numbers share the bits above
+// `index_bits`.
+struct SortedFlows {
+  std::vector<uint64_t> keys;
+  unsigned index_bits = 0;
+  uint32_t index(size_t at) const { return static_cast<uint32_t>(keys[at] & ((uint64_t{1} << index_bits) - 1)); }
+  bool same_flow(size_t a, size_t b) const { return (keys[a] >> index_bits) == (keys[b] >> index_bits); }
+};
+
+// A trace's ids span a narrow range (Kineto numbers its flows), so the keys
+// fit in 64 bits and a radix sort orders them in a few passes whatever the
+// order they come in (Kineto writes some flows' starts in descending id
+// order, which defeats sorts that look for ascending runs). Ids that span
+// more are compared in full instead.
+// (Passes over a million endpoints cost memory bandwidth: one gathers all
+// that sizes the keys.)
+SortedFlows sort_by_flow(const std::vector<FlowEndpoint>& endpoints) {
+  FlowGroups groups;
+  uint64_t least = std::numeric_limits<uint64_t>::max(), most = 0;
+  size_t bound = 0;
+  for (const FlowEndpoint& e : endpoints) {
+    if (e.bound == kNoSpan) continue;
+    groups.add(e);
+    least = std::min(least, ordered_id(e.id));
+    most = std::max(most, ordered_id(e.id));
+    ++bound;
+  }
+  groups.finish();
+  SortedFlows out;
+  if (bound == 0) return out;
+  out.keys.reserve(bound);
+  auto index_bits = static_cast<unsigned>(std::bit_width(endpoints.size() - 1));
+  auto id_bits = static_cast<unsigned>(std::bit_width(most - least));
+  auto group_bits = static_cast<unsigned>(std::bit_width(groups.size() - 1));
+  if (index_bits + id_bits + group_bits <= 64) {
+    out.index_bits = index_bits;
+    for (uint32_t i = 0; i < endpoints.size(); ++i) {
+      const FlowEndpoint& e = endpoints[i];
+      if (e.bound == kNoSpan) continue;
+      uint64_t flow = (uint64_t{groups.rank(e)} << id_bits) | (ordered_id(e.id) - least);
+      out.keys.push_back(flow << index_bits | i);
+    }
+    radix_sort_bits(out.keys, index_bits, index_bits + id_bits + group_bits);  // in index order already
+    return out;
+  }
+  struct Key {
+    uint32_t group;
+    uint64_t id;
+    uint32_t index;
+    bool operator<(const Key& other) const {
+      return std::tie(group, id, index) < std::tie(other.group, other.id, other.index);
+    }
+  };
+  std::vector<Key> keys;
+  keys.reserve(bound);
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    if (endpoints[i].bound != kNoSpan) keys.push_back({groups.rank(endpoints[i]), ordered_id(endpoints[i].id), i});
+  }
+  std::sort(keys.begin(), keys.end());
+  // Numbered by flow above 32 bits of index.
+  out.index_bits = 32;
+  uint64_t flow = 0;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (k > 0 && (keys[k].group != keys[k - 1].group || keys[k].id != keys[k - 1].id)) ++flow;
+    out.keys.push_back(flow << 32 | keys[k].index);
+  }
+  return out;
+}
+
+// One flow's bound endpoints: starts first, each in time order, then trace order.
+struct FlowMember {
+  int64_t ts_ns;
+  uint32_t index;
+  bool is_start;
+  bool operator<(const FlowMember& other) const {
+    if (is_start != other.is_start) return is_start;
+    return std::tie(ts_ns, index) < std::tie(other.ts_ns, other.index);
   }
 };
 
-// With two threads: the endpoints are split around the median (in place,
-// no merge buffer of half a million endpoints) and each half is sorted on
-// its own thread. The order is total (trace order last), so the result is
-// the one-thread order exactly.
-void sort_by_flow(std::vector<FlowEndpoint>& endpoints, bool two_threads) {
-  if (!two_threads) return std::sort(endpoints.begin(), endpoints.end(), FlowOrderLess{});
-  auto middle = endpoints.begin() + static_cast<std::ptrdiff_t>(endpoints.size() / 2);
-  std::nth_element(endpoints.begin(), middle, endpoints.end(), FlowOrderLess{});
-  side_by_side([&] { std::sort(endpoints.begin(), middle, FlowOrderLess{}); },
-               [&] { std::sort(middle, endpoints.end(), FlowOrderLess{}); });
-}
-
-bool same_flow(const FlowEndpoint& a, const FlowEndpoint& b) {
-  return a.kind == b.kind && a.id_is_text == b.id_is_text && a.id == b.id;
+// Appends the flows of one flow's members (sorted); returns how many
+// endpoints found no partner.
+size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<FlowMember>& members,
+                 std::vector<Flow>& flows) {
+  size_t starts = 0;
+  while (starts < members.size() && members[starts].is_start) ++starts;
+  if (starts == 0 || starts == members.size()) return members.size();
+  // One start may feed several ends (one launch, several kernels); an end
+  // pairs with the latest start at or before it, else with the first.
+  size_t s = 0;
+  for (size_t f = starts; f < members.size(); ++f) {
+    while (s + 1 < starts && members[s + 1].ts_ns <= members[f].ts_ns) ++s;
+    const FlowEndpoint& end = endpoints[members[f].index];
+    flows.push_back(Flow{endpoints[members[s].index].bound, end.bound, end.kind});
+  }
+  return 0;
 }
 
 }  // namespace
@@ -234,26 +356,23 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, 
                              std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares ordering every span
-  for (uint32_t i = 0; i < endpoints.size(); ++i) endpoints[i].index = i;
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    endpoints[i].index = i;
+    endpoints[i].bound = kNoSpan;
+  }
   bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
-  auto unbound = std::remove_if(endpoints.begin(), endpoints.end(),
-                                [](const FlowEndpoint& e) { return e.bound == kNoSpan; });
-  counts.unbound = static_cast<size_t>(endpoints.end() - unbound);
-  endpoints.erase(unbound, endpoints.end());
-  sort_by_flow(endpoints, two_threads);
-  for (size_t begin = 0; begin < endpoints.size();) {
+  SortedFlows sorted = sort_by_flow(endpoints);
+  counts.unbound = endpoints.size() - sorted.keys.size();
+  std::vector<FlowMember> members;
+  for (size_t begin = 0; begin < sorted.keys.size();) {
+    members.clear();
     size_t end = begin;
-    while (end < endpoints.size() && same_flow(endpoints[end], endpoints[begin])) ++end;
-    // One start may feed several ends (one launch, several kernels); an end
-    // pairs with the latest start at or before it, else with the first.
-    size_t starts_end = begin;
-    while (starts_end < end && endpoints[starts_end].is_start) ++starts_end;
-    if (starts_end == begin || starts_end == end) counts.unpaired += end - begin;
-    size_t s = begin;
-    for (size_t f = starts_end; f < end && starts_end > begin; ++f) {
-      while (s + 1 < starts_end && endpoints[s + 1].ts_ns <= endpoints[f].ts_ns) ++s;
-      flows.push_back(Flow{endpoints[s].bound, endpoints[f].bound, endpoints[f].kind});
+    for (; end < sorted.keys.size() && sorted.same_flow(begin, end); ++end) {
+      const FlowEndpoint& e = endpoints[sorted.index(end)];
+      members.push_back({e.ts_ns, sorted.index(end), e.is_start});
     }
+    std::sort(members.begin(), members.end());
+    counts.unpaired += pair_flow(endpoints, members, flows);
     begin = end;
   }
   return counts;

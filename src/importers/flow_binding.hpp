@@ -46,10 +46,11 @@ struct FlowBindingCounts {
 };
 
 // Appends to `flows` one Flow per bound end endpoint, from the latest start
-// of its flow at or before it (else the flow's first start). `endpoints`
-// (in trace order) are reordered: sorting them in place spares a copy of
-// a million keys. With `two_threads`, half of the work runs on a second
-// thread; the result is the same.
+// of its flow at or before it (else the flow's first start), flows in the
+// order of their (kind, whether the id is text, id), each flow's ends in
+// time order, then trace order. `endpoints` (in trace order) keep their
+// order; binding fills in their `bound` and `index`. With `two_threads`,
+// half of the binding runs on a second thread; the result is the same.
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows, bool two_threads = false);
 

@@ -1,0 +1,228 @@
+// bind_flows against a plain reference: the same rules written with full
+// sorts and no shortcuts (the algorithm before the nearly-sorted slice order
+// and the radix sort of flow keys), on random tracks and endpoints in random
+// and in nearly sorted order, on one thread and on two.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "importers/flow_binding.hpp"
+
+namespace stepscope {
+namespace {
+
+constexpr SpanId kUnbound = UINT32_MAX;
+
+// The slice an endpoint binds to: Chrome's rules, by a sweep over its
+// track's slices in nesting order (start, longer first, trace order) with a
+// stack of the open ones, as a viewer reads a track.
+SpanId reference_bound(const std::vector<Span>& spans, const std::vector<uint32_t>& track_of_span,
+                       uint32_t track, const FlowEndpoint& end) {
+  if (track == kNoFlowTrack) return kUnbound;
+  std::vector<SpanId> slices;
+  for (SpanId i = 0; i < spans.size(); ++i) {
+    if (track_of_span[i] == track) slices.push_back(i);
+  }
+  std::sort(slices.begin(), slices.end(), [&](SpanId a, SpanId b) {
+    return std::tie(spans[a].start_ns, spans[b].end_ns, a) < std::tie(spans[b].start_ns, spans[a].end_ns, b);
+  });
+  if (!end.binds_enclosing) {
+    for (SpanId id : slices) {
+      if (spans[id].start_ns >= end.ts_ns) return id;
+    }
+    return kUnbound;
+  }
+  std::vector<SpanId> open;
+  for (SpanId id : slices) {
+    if (spans[id].start_ns > end.ts_ns) break;
+    while (!open.empty() && spans[open.back()].end_ns < spans[id].start_ns) open.pop_back();
+    open.push_back(id);
+  }
+  while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
+  return open.empty() ? kUnbound : open.back();
+}
+
+struct Reference {
+  std::vector<Flow> flows;
+  FlowBindingCounts counts;
+};
+
+Reference reference_flows(const std::vector<Span>& spans, const FlowTracks& tracks,
+                          std::vector<FlowEndpoint> endpoints) {
+  Reference out;
+  std::vector<FlowEndpoint> bound;
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    FlowEndpoint e = endpoints[i];
+    e.index = i;
+    e.bound = reference_bound(spans, tracks.of_spans, tracks.of_endpoints[i], e);
+    if (e.bound == kUnbound) {
+      ++out.counts.unbound;
+    } else {
+      bound.push_back(e);
+    }
+  }
+  auto flow_of = [](const FlowEndpoint& e) { return std::tuple(e.kind, e.id_is_text, e.id); };
+  std::sort(bound.begin(), bound.end(), [&](const FlowEndpoint& a, const FlowEndpoint& b) {
+    return std::tuple(flow_of(a), !a.is_start, a.ts_ns, a.index) < std::tuple(flow_of(b), !b.is_start, b.ts_ns, b.index);
+  });
+  for (size_t begin = 0; begin < bound.size();) {
+    size_t end = begin;
+    while (end < bound.size() && flow_of(bound[end]) == flow_of(bound[begin])) ++end;
+    size_t starts_end = begin;
+    while (starts_end < end && bound[starts_end].is_start) ++starts_end;
+    if (starts_end == begin || starts_end == end) {
+      out.counts.unpaired += end - begin;
+    } else {
+      for (size_t f = starts_end; f < end; ++f) {
+        size_t s = begin;  // the latest start at or before the end, else the first
+        for (size_t c = begin; c < starts_end; ++c) {
+          if (bound[c].ts_ns <= bound[f].ts_ns) s = c;
+        }
+        out.flows.push_back({bound[s].bound, bound[f].bound, bound[f].kind});
+      }
+    }
+    begin = end;
+  }
+  return out;
+}
+
+struct Case {
+  std::vector<Span> spans;
+  FlowTracks tracks;
+  std::vector<FlowEndpoint> endpoints;
+};
+
+// Tracks of nested slices (with ties and a few overlaps), written in time
+// order with a few out of place or in a random order; flows of a few kinds
+// whose ids come ascending, descending or at random, some numeric and
+// negative, some text, endpoints at slice starts or anywhere.
+Case random_case(std::mt19937& random, size_t tracks, bool shuffled) {
+  Case c;
+  c.tracks.count = tracks + 1;  // the last track has no spans
+  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(random); };
+  for (uint32_t t = 0; t < tracks; ++t) {
+    int64_t ts = uniform(0, 50);
+    size_t slices = static_cast<size_t>(uniform(0, 60));
+    for (size_t s = 0; s < slices; ++s) {
+      int64_t length = uniform(0, 40);
+      Span outer{.start_ns = ts, .end_ns = ts + length};
+      c.spans.push_back(outer);
+      c.tracks.of_spans.push_back(t);
+      for (int64_t inner = uniform(0, 2); inner > 0; --inner) {  // nested (or overlapping past its end)
+        int64_t start = ts + uniform(0, length);
+        c.spans.push_back({.start_ns = start, .end_ns = start + uniform(0, length / 2 + 3)});
+        c.tracks.of_spans.push_back(t);
+      }
+      ts += length + uniform(-3, 10);
+    }
+  }
+  if (shuffled) {
+    std::vector<size_t> order(c.spans.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), random);
+    std::vector<Span> spans;
+    std::vector<uint32_t> of_spans;
+    for (size_t i : order) {
+      spans.push_back(c.spans[i]);
+      of_spans.push_back(c.tracks.of_spans[i]);
+    }
+    c.spans = std::move(spans);
+    c.tracks.of_spans = std::move(of_spans);
+  } else {
+    for (size_t i = 1; i < c.spans.size(); i += 7) {  // a few out of place
+      std::swap(c.spans[i], c.spans[i - 1]);
+      std::swap(c.tracks.of_spans[i], c.tracks.of_spans[i - 1]);
+    }
+  }
+  size_t flows = static_cast<size_t>(uniform(0, 80));
+  int64_t descending = 1000;
+  for (size_t f = 0; f < flows; ++f) {
+    StringId kind = static_cast<StringId>(uniform(3, 5));
+    bool text = uniform(0, 5) == 0;
+    int64_t id = kind == 3 ? static_cast<int64_t>(f) : kind == 4 ? descending-- : uniform(-20, 20);
+    for (int64_t e = uniform(1, 4); e > 0; --e) {
+      FlowEndpoint endpoint{};
+      endpoint.kind = kind;
+      endpoint.id_is_text = text;
+      endpoint.id = id;
+      endpoint.is_start = uniform(0, 2) == 0;
+      endpoint.binds_enclosing = endpoint.is_start || uniform(0, 4) > 0;
+      endpoint.ts_ns = uniform(0, 200);
+      c.endpoints.push_back(endpoint);
+      c.tracks.of_endpoints.push_back(uniform(0, 9) == 0 ? kNoFlowTrack : static_cast<uint32_t>(uniform(0, tracks)));
+    }
+  }
+  if (shuffled) {
+    std::vector<size_t> order(c.endpoints.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), random);
+    std::vector<FlowEndpoint> endpoints;
+    std::vector<uint32_t> of_endpoints;
+    for (size_t i : order) {
+      endpoints.push_back(c.endpoints[i]);
+      of_endpoints.push_back(c.tracks.of_endpoints[i]);
+    }
+    c.endpoints = std::move(endpoints);
+    c.tracks.of_endpoints = std::move(of_endpoints);
+  }
+  return c;
+}
+
+bool same_flows(const std::vector<Flow>& a, const std::vector<Flow>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Flow& x, const Flow& y) {
+    return x.from == y.from && x.to == y.to && x.kind == y.kind;
+  });
+}
+
+TEST(BindFlows, MatchesThePlainReferenceOnRandomTraces) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 400; ++round) {
+    Case c = random_case(random, 1 + round % 4, round % 3 == 0);
+    Reference expected = reference_flows(c.spans, c.tracks, c.endpoints);
+    for (bool two_threads : {false, true}) {
+      std::vector<FlowEndpoint> endpoints = c.endpoints;
+      std::vector<Flow> flows;
+      FlowBindingCounts counts = bind_flows(c.spans, c.tracks, endpoints, flows, two_threads);
+      ASSERT_TRUE(same_flows(flows, expected.flows)) << "round " << round << ", two threads " << two_threads;
+      EXPECT_EQ(counts.unbound, expected.counts.unbound) << "round " << round;
+      EXPECT_EQ(counts.unpaired, expected.counts.unpaired) << "round " << round;
+    }
+  }
+}
+
+// Ids across the whole int64 range sort as signed numbers, text ids after
+// numeric ones of the same kind, kinds by their string id.
+TEST(BindFlows, OrdersFlowsByKindTextAndSignedId) {
+  std::vector<Span> spans{{.start_ns = 0, .end_ns = 100}};
+  std::vector<FlowEndpoint> endpoints;
+  FlowTracks tracks{{0}, {}, 1};
+  const std::vector<std::tuple<StringId, bool, int64_t>> ids = {
+      {9, false, INT64_MAX}, {9, false, -1}, {2, true, 0}, {9, false, INT64_MIN}, {2, false, 5}, {9, false, 0}};
+  for (auto [kind, text, id] : ids) {
+    for (bool start : {false, true}) {
+      FlowEndpoint e{};
+      e.kind = kind;
+      e.id_is_text = text;
+      e.id = id;
+      e.is_start = start;
+      e.binds_enclosing = true;
+      e.ts_ns = 10;
+      endpoints.push_back(e);
+      tracks.of_endpoints.push_back(0);
+    }
+  }
+  Reference expected = reference_flows(spans, tracks, endpoints);
+  std::vector<Flow> flows;
+  bind_flows(spans, tracks, endpoints, flows);
+  ASSERT_EQ(flows.size(), ids.size());
+  EXPECT_TRUE(same_flows(flows, expected.flows));
+  std::vector<StringId> kinds;
+  for (const Flow& flow : flows) kinds.push_back(flow.kind);
+  EXPECT_EQ(kinds, (std::vector<StringId>{2, 2, 9, 9, 9, 9}));
+}
+
+}  // namespace
+}  // namespace stepscope
