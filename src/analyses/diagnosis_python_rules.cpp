@@ -240,9 +240,9 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
   device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
   std::vector<const Span*> top_level;
-  size_t ops = 0;  // at most all of them are top-level: reserved, not touched
-  for (const auto& [tid, thread_ops] : host.ops_by_thread) ops += thread_ops.size();
-  top_level.reserve(ops);
+  size_t all_ops = 0;  // at most all of them are top-level: reserved, not touched
+  for (const auto& [tid, thread_ops] : host.ops_by_thread) all_ops += thread_ops.size();
+  top_level.reserve(all_ops);
   for (size_t i = facts.primary->warmup_steps; i < steps.size(); ++i) {
     const StepRecord& step = steps[i];
     if (step.tid != facts.main_tid) continue;
