@@ -243,7 +243,9 @@ TEST(CompareRenderers, MarkdownNamesCannotBreakTheTable) {
   EXPECT_EQ(markdown_text("x*y_[z]`|~"), "x\\*y\\_\\[z\\]\\`\\|\\~");
   // Every table row has as many cells as its header.
   for (const std::string& line : fixtures::split(text, '\n')) {
-    if (line.rfind("| step", 0) == 0) EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 8) << line;
+    if (line.rfind("| step", 0) == 0) {
+      EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 8) << line;
+    }
   }
 }
 
