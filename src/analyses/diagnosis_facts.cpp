@@ -203,10 +203,11 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
-Intervals data_waits(const Run& run, int64_t pid, int64_t tid) {
+Intervals data_waits(const Run& run, const SpanCensus& census, int64_t pid, int64_t tid) {
   Intervals out;
-  for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kDataWait && s.pid == pid && s.tid == tid) out.emplace_back(s.start_ns, s.end_ns);
+  for (SpanId id : census.ids(SpanKind::kDataWait)) {
+    const Span& s = run.spans[id];
+    if (s.pid == pid && s.tid == tid) out.emplace_back(s.start_ns, s.end_ns);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -217,9 +218,10 @@ bool inside(const Intervals& spans, int64_t ts) {
   return it != spans.begin() && std::prev(it)->second > ts;
 }
 
-// The worker processes (their "worker_batch" markers) and the main thread's
-// GC pauses: both are spans of kind other, which the census lists.
-void gather_marker_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
+// The main thread's data waits, the worker processes (their "worker_batch"
+// markers) and the main thread's GC pauses: rare kinds, which the census lists.
+void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
+  f.main_data_waits = data_waits(run, census, f.primary->pid, f.main_tid);
   std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::set<int64_t> workers;
@@ -237,8 +239,8 @@ void gather_marker_spans(const Run& run, const SpanCensus& census, DiagnosisFact
 }
 
 void gather_samples(const Run& run, DiagnosisFacts& f) {
-  if (run.samples.empty()) return;  // a trace: no pass over the spans for data waits
-  Intervals waits = data_waits(run, f.primary->pid, f.main_tid);
+  if (run.samples.empty()) return;
+  const Intervals& waits = f.main_data_waits;
   std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
@@ -284,9 +286,9 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   f.window_end_ns = p.steps.back().end_ns;
   for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
   if (input.host_spans) {  // diagnose sees to it
-    gather_marker_spans(input.run, input.host_spans->census(), f);
+    gather_spans(input.run, input.host_spans->census(), f);
   } else {
-    gather_marker_spans(input.run, SpanCensus(input.run), f);
+    gather_spans(input.run, SpanCensus(input.run), f);
   }
   gather_cpu(counters, f);
   gather_process_cpu(counters, f);

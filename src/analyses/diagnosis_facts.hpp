@@ -28,6 +28,9 @@ struct DiagnosisFacts {
 
   // DataLoader worker processes: those that ran worker batches (hooks).
   std::vector<int64_t> worker_pids;
+  // The main thread's data waits (hooks), sorted by start: input_bound's
+  // samples and the GPU idle rule's excused idle time both come from these.
+  std::vector<std::pair<int64_t, int64_t>> main_data_waits;
 
   // System counters over the window (record's sysmon); empty without them.
   std::optional<size_t> cores;            // cpu.N.percent tracks

@@ -66,16 +66,14 @@ WindowIdle span_idle(const GpuRank& rank) {
 // A recorded run holds the whole program, start-up included (on the GPU
 // example, 4.4 s of a 5.3 s device span come before the first step), so over
 // the device's span nearly any recorded GPU program idles ~100%. There the
-// window is the steady steps, and idle time during the main process's data
-// waits is left to input_bound. Traces keep the span: the profiler's window
+// window is the steady steps, and idle time during the main thread's data
+// waits is left to input_bound (the same waits its samples are counted in). Traces keep the span: the profiler's window
 // is steps already, and HTA measures it so.
 std::optional<WindowIdle> steady_device_idle(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (in.steps.origin != StepsOrigin::kHooks || !f.primary || f.window_end_ns <= f.window_start_ns) return std::nullopt;
   std::vector<Interval> busy, waits;
   for (SpanId id : device_activity_spans(in)) busy.push_back({in.run.spans[id].start_ns, in.run.spans[id].end_ns});
-  for (const Span& s : in.run.spans) {
-    if (s.kind == SpanKind::kDataWait && s.pid == f.primary->pid) waits.push_back({s.start_ns, s.end_ns});
-  }
+  for (auto [start, end] : f.main_data_waits) waits.push_back({start, end});
   busy = clip_disjoint(merge_unsorted(std::move(busy)), f.window_start_ns, f.window_end_ns);
   waits = clip_disjoint(merge_unsorted(std::move(waits)), f.window_start_ns, f.window_end_ns);
   WindowIdle w;

@@ -88,7 +88,7 @@ check cpu cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz 'assert t is No
 
 # Recorded GPU runs (tests/data/gpu, made on an H200). A recording holds the
 # whole program, start-up included, so the device's idle time is measured over
-# the steady steps, and what of it falls in the main process's data waits is
+# the steady steps, and what of it falls in the main thread's data waits is
 # input_bound's: the share is recomputed here from the run's tables. The
 # example with 0 workers is input-bound first (the launch overhead a smaller
 # second); with 2 workers launch-bound alone; the MLP loop launch-bound.
@@ -111,7 +111,10 @@ def union(rows):
             merged.append([s, e])
     return merged
 busy = union(db.execute("SELECT start_ns, end_ns FROM spans WHERE kind IN (9, 10, 11)"))
-waits = union(db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 2 AND pid = ?", (steps["pid"],)))
+main_tid = db.execute("SELECT tid FROM spans WHERE kind = 1 AND pid = ? ORDER BY end_ns DESC LIMIT 1",
+                      (steps["pid"],)).fetchone()[0]
+waits = union(db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 2 AND pid = ? AND tid = ?",
+                         (steps["pid"], main_tid)))
 length = lambda xs: sum(e - s for s, e in xs)
 both = sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in waits for s2, e2 in busy)
 share = (end - start - length(busy) - (length(waits) - both)) / (end - start)

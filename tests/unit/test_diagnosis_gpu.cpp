@@ -178,4 +178,33 @@ TEST(DiagnosisGpu, ReportPassesTheFirstRanksAnalysis) {
   EXPECT_NEAR(f.share, 1 - 1000.0 / 19'905.0, 1e-9);
 }
 
+// A recorded run (hooked steps): the device's idle time is taken over the
+// steady steps, less the main thread's data waits. A data wait on another
+// thread of the process (a prefetching thread) excuses nothing: the step's
+// own thread was not waiting.
+TEST(DiagnosisGpu, RecordedRunExcusesOnlyTheMainThreadsDataWaits) {
+  constexpr int64_t kUs = 1'000;
+  stepscope::Run run;
+  run.add_process(100, "python train.py");
+  auto add = [&](int64_t start, int64_t end, int64_t pid, int64_t tid, stepscope::SpanKind kind,
+                 const char* name) -> stepscope::Span& {
+    return run.spans.emplace_back(stepscope::Span{start, end, pid, tid, kind, run.strings.intern(name)});
+  };
+  for (int64_t i = 0; i < 100; ++i) {  // steps of 1 ms: wait 300 us, then a 10 us launch of a 5 us kernel
+    int64_t t = i * 1000 * kUs;
+    add(t, t + 1000 * kUs, 100, 100, stepscope::SpanKind::kStep, "step");
+    add(t, t + 300 * kUs, 100, 100, stepscope::SpanKind::kDataWait, "wait");
+    add(t + 500 * kUs, t + 900 * kUs, 100, 101, stepscope::SpanKind::kDataWait, "wait");  // not the step's thread
+    add(t + 400 * kUs, t + 410 * kUs, 100, 100, stepscope::SpanKind::kRuntimeCall, "cudaLaunchKernel").correlation = i + 1;
+    add(t + 412 * kUs, t + 417 * kUs, 0, 7, stepscope::SpanKind::kKernel, "add").correlation = i + 1;
+  }
+  stepscope::Report report = stepscope::build_report(run, "run.db", {}, {});
+  const Finding* f = nullptr;
+  for (const char* id : {"host_launch_bound", "gpu_idle"}) {
+    if (!f) f = find(report.diagnosis, id);
+  }
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->share, 1 - (5.0 + 300.0) / 1000.0, 1e-9);  // not 1 - (5 + 300 + 400) / 1000
+}
+
 }  // namespace
