@@ -114,10 +114,6 @@ StepMarkers profiler_steps(std::vector<const Span*> steps) {
   return markers;
 }
 
-}  // namespace
-
-namespace {
-
 // By start, then end, then trace order (the order they came in). The times
 // are held next to each event's position: a comparator that read
 // run.spans[id] would miss the cache on most comparisons.

@@ -1,8 +1,8 @@
 #include "analyses/steps.hpp"
 
 #include "analyses/device_activity.hpp"
-#include "analyses/string_match.hpp"
 #include "analyses/profiler_steps.hpp"
+#include "analyses/string_match.hpp"
 #include "analyses/trace_steps.hpp"
 
 #include <algorithm>

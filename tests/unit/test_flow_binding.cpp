@@ -95,6 +95,22 @@ struct Case {
   std::vector<FlowEndpoint> endpoints;
 };
 
+// Shuffles `items` and their parallel track numbers by one permutation.
+template <typename T>
+void shuffle_together(std::vector<T>& items, std::vector<uint32_t>& tracks, std::mt19937& random) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<T> shuffled_items;
+  std::vector<uint32_t> shuffled_tracks;
+  for (size_t i : order) {
+    shuffled_items.push_back(items[i]);
+    shuffled_tracks.push_back(tracks[i]);
+  }
+  items = std::move(shuffled_items);
+  tracks = std::move(shuffled_tracks);
+}
+
 // Tracks of nested slices (with ties and a few overlaps), written in time
 // order with a few out of place or in a random order; flows of a few kinds
 // whose ids come ascending, descending or at random, some numeric and
@@ -120,17 +136,7 @@ Case random_case(std::mt19937& random, size_t tracks, bool shuffled) {
     }
   }
   if (shuffled) {
-    std::vector<size_t> order(c.spans.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), random);
-    std::vector<Span> spans;
-    std::vector<uint32_t> of_spans;
-    for (size_t i : order) {
-      spans.push_back(c.spans[i]);
-      of_spans.push_back(c.tracks.of_spans[i]);
-    }
-    c.spans = std::move(spans);
-    c.tracks.of_spans = std::move(of_spans);
+    shuffle_together(c.spans, c.tracks.of_spans, random);
   } else {
     for (size_t i = 1; i < c.spans.size(); i += 7) {  // a few out of place
       std::swap(c.spans[i], c.spans[i - 1]);
@@ -155,19 +161,7 @@ Case random_case(std::mt19937& random, size_t tracks, bool shuffled) {
       c.tracks.of_endpoints.push_back(uniform(0, 9) == 0 ? kNoFlowTrack : static_cast<uint32_t>(uniform(0, tracks)));
     }
   }
-  if (shuffled) {
-    std::vector<size_t> order(c.endpoints.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), random);
-    std::vector<FlowEndpoint> endpoints;
-    std::vector<uint32_t> of_endpoints;
-    for (size_t i : order) {
-      endpoints.push_back(c.endpoints[i]);
-      of_endpoints.push_back(c.tracks.of_endpoints[i]);
-    }
-    c.endpoints = std::move(endpoints);
-    c.tracks.of_endpoints = std::move(of_endpoints);
-  }
+  if (shuffled) shuffle_together(c.endpoints, c.tracks.of_endpoints, random);
   return c;
 }
 
