@@ -40,7 +40,7 @@ constexpr const char* kSynchronous = "PRAGMA synchronous=NORMAL";
 // file, as unreadable as a run as a half-written one), and the first commit's
 // fdatasync makes these pages durable with its own. Saved: the journal's
 // creation, two fdatasyncs (the journal's and its folder's) and the journal's
-// unlink, about 0.4 ms of a recording's start-up CPU (bench/README.md, sixth round).
+// unlink: 1.1 -> 0.5 ms of CPU per creation (bench/README.md, sixth round).
 constexpr const char* kCreationPragmas = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;";
 
 int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
