@@ -7,7 +7,9 @@ each (figures and how to read them: bench/README.md):
 
   a. recorder CPU time per sample on a 30-frame stack at 1 kHz (attach mode),
      with the floors: one bare process_vm_readv of the same bytes, a /proc stat
-     read, and one timer wakeup (bench/floor_process_vm_readv.cpp);
+     read, and one timer wakeup (bench/floor_process_vm_readv.cpp); with --same-cpu,
+     the target and every tool pinned to CPU 0 (a sampler's wakeup then finds its
+     CPU busy, which on a VM spares it the exit of waking an idle vCPU);
   b. accuracy on tests/integration/programs/known_split.py (launch mode);
   c. the highest sustained sampling rate;
   d. the target's slowdown at 100 Hz: its own loop throughput while sampled and
@@ -15,7 +17,7 @@ each (figures and how to read them: bench/README.md):
   p. (only when asked: --only p, needs perf) where stepscope's own CPU goes.
 
 usage: sampler_peers.py [--quick] [--only a,b,c,d,p] [--tools stepscope,py-spy,austin]
-                        [--stepscope PATH] [--baseline PATH]
+                        [--stepscope PATH] [--baseline PATH] [--same-cpu]
                         [--python PYTHON] [--json OUT.json]
 Python 3 standard library only.
 """
@@ -192,6 +194,11 @@ def task_cpu_ns(pid):
     return total
 
 
+# Part a with --same-cpu: the target and every tool on CPU 0, so that a tool's wakeup
+# finds its CPU busy rather than idle (on a VM, waking an idle vCPU costs an exit).
+PIN_TO_CPU_0 = ["taskset", "-c", "0"]
+
+
 def run_measured(argv, workdir, window=None):
     """Runs argv to its end. Returns its CPU seconds (cpu_s, from wait4's rusage),
     wall-clock seconds (wall_s), stderr and, when window=(t1, t2) is given, the
@@ -217,9 +224,8 @@ def run_measured(argv, workdir, window=None):
             "window_ns": window_ns}
 
 
-def start_target(python, script, *args):
-    proc = subprocess.Popen([python, str(script), *map(str, args)], stdout=subprocess.PIPE,
-                            text=True)
+def start_target(*argv):
+    proc = subprocess.Popen([str(arg) for arg in argv], stdout=subprocess.PIPE, text=True)
     return proc
 
 
@@ -261,18 +267,18 @@ def build_floor(workdir):
     return exe
 
 
-def measure_floor(workdir):
+def measure_floor(workdir, pin=()):
     exe = build_floor(workdir)
     # 8 B: the bare call; 4704 B: what stepscope reads per sample of this stack on 3.11.
-    result = subprocess.run([str(exe), "8", "4096", "4704"], check=True, capture_output=True,
-                            text=True)
+    result = subprocess.run([*pin, str(exe), "8", "4096", "4704"], check=True,
+                            capture_output=True, text=True)
     return json.loads(result.stdout)
 
 
-def cpu_per_sample_once(sampler, pid, seconds, rate, workdir):
+def cpu_per_sample_once(sampler, pid, seconds, rate, workdir, pin=()):
     out = str(workdir / f"{sampler.name}.out")
     window = (1.0, seconds - 0.5) if seconds >= 3 else None
-    run = run_measured(sampler.attach(pid, rate, seconds, out), workdir, window)
+    run = run_measured([*pin, *sampler.attach(pid, rate, seconds, out)], workdir, window)
     samples = sampler.samples(out, run["stderr"])
     row = {"cpu_s": run["cpu_s"], "wall_s": run["wall_s"], "samples": samples,
            "us_per_sample": run["cpu_s"] * 1e6 / max(samples, 1)}
@@ -283,21 +289,35 @@ def cpu_per_sample_once(sampler, pid, seconds, rate, workdir):
     return row
 
 
-def bench_cpu_per_sample(samplers, python, seconds, reps, rate, workdir):
-    target = start_target(python, TARGETS / "deep_stack.py")
+# The floors timed in CPU time; the others are timed by the wall clock, which on a
+# CPU shared with the spinning target counts the target's time too.
+CPU_TIMED_FLOORS = ("sleep_1ms_wakeup_cpu_us", "sleep_10ms_wakeup_cpu_us",
+                    "six_range_read_warm_us", "six_range_read_after_1ms_sleep_us")
+
+
+def bench_cpu_per_sample(samplers, python, seconds, reps, rate, workdir, pin=()):
+    """pin: a taskset prefix for the target and every tool (--same-cpu), or nothing.
+    Returns the runs per tool and, when pinned, the floors timed in CPU time as
+    measured on the target's busy CPU, as the tools run."""
+    target = start_target(*pin, python, TARGETS / "deep_stack.py")
     time.sleep(0.5)  # past the interpreter's start-up, deep in its stack
     results = {s.name: [] for s in samplers}
+    floor = None
     try:
+        if pin:
+            pinned = measure_floor(workdir, pin)
+            floor = {key.replace("_us", "_beside_the_target_on_cpu_0_us"): pinned[key]
+                     for key in CPU_TIMED_FLOORS if key in pinned}
         for _, order in rotations(samplers, reps):
             for sampler in order:
                 results[sampler.name].append(
-                    cpu_per_sample_once(sampler, target.pid, seconds, rate, workdir))
+                    cpu_per_sample_once(sampler, target.pid, seconds, rate, workdir, pin))
     finally:
         stop(target)
-    return results
+    return results, floor
 
 
-def report_cpu_per_sample(results, floor, rate, seconds, load_text):
+def report_cpu_per_sample(results, floor, rate, seconds, load_text, same_cpu=False):
     rows, medians = [], {}
     for name, runs in results.items():
         per = [r["us_per_sample"] for r in runs]
@@ -306,8 +326,9 @@ def report_cpu_per_sample(results, floor, rate, seconds, load_text):
         rows.append([name, median_spread(per), median_spread(steady),
                      median_spread([r["samples"] / r["wall_s"] for r in runs], 0),
                      median_spread([r["cpu_s"] * 1e3 for r in runs], 0)])
+    placement = "target and tools all on CPU 0; " if same_cpu else ""
     text = [f"### a. Recorder CPU time per sample: 30-frame stack, {rate} Hz, {seconds} s attach "
-            f"({load_text})", "",
+            f"({placement}{load_text})", "",
             table(["sampler", "CPU µs / sample (whole run)", "CPU µs / sample (steady, "
                    "1 s..end−0.5 s)", "samples / s of wall time", "CPU ms per run"], rows), ""]
     peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
@@ -647,6 +668,10 @@ def main():
                         help="the stepscope binary to measure")
     parser.add_argument("--baseline", help="an earlier stepscope binary, run as a fourth tool")
     parser.add_argument("--json", help="also write the raw figures here")
+    parser.add_argument("--same-cpu", action="store_true",
+                        help="part a with the target and every tool pinned to CPU 0, and the "
+                             "floors timed in CPU time measured there too (default: placed by "
+                             "the scheduler)")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     samplers = find_samplers(args)
@@ -661,12 +686,15 @@ def main():
         workdir = Path(tmp)
         if "a" in parts:
             seconds, reps, rate = (2, 1, 1000) if quick else (4, 5, 1000)
+            pin = PIN_TO_CPU_0 if args.same_cpu else []
             floor = measure_floor(workdir)
             start_load = load()
-            results = bench_cpu_per_sample(samplers, args.python, seconds, reps, rate, workdir)
-            raw["a"] = {"runs": results, "floor": floor}
+            results, pinned_floor = bench_cpu_per_sample(samplers, args.python, seconds, reps,
+                                                         rate, workdir, pin)
+            floor.update(pinned_floor or {})
+            raw["a"] = {"runs": results, "floor": floor, "same_cpu": args.same_cpu}
             print(report_cpu_per_sample(results, floor, rate, seconds,
-                                        f"{start_load} → {load()}"), flush=True)
+                                        f"{start_load} → {load()}", args.same_cpu), flush=True)
         if "b" in parts:
             plan = [(1000, 1), (100, 2)] if quick else [(1000, 3), (100, 6)]
             reps = 1 if quick else 3

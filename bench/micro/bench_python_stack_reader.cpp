@@ -119,5 +119,21 @@ void BM_BareProcessVmReadv(benchmark::State& state) {
 }
 BENCHMARK(BM_BareProcessVmReadv)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// What each attach costs, once per process of a recorded tree (every
+// DataLoader worker): the maps, the ELF symbols of libpython (one pass over
+// each table; an unstripped pyenv libpython has 15 000 symbols:
+// STEPSCOPE_BENCH_PYTHON=/root/.pyenv/versions/3.12.1/bin/python3.12), the
+// version and the layout. CPU time of this thread.
+void BM_AttachPython(benchmark::State& state) {
+  PythonChild child;
+  std::string why;
+  if (!attach_when_deep(child, 30, why)) {
+    state.SkipWithError(("no Python target: " + why).c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(PythonProcess::attach(child.pid(), &why));
+}
+BENCHMARK(BM_AttachPython)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace stepscope

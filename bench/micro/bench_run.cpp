@@ -91,6 +91,15 @@ void BM_CommitOneSecond(benchmark::State& state) {
 }
 BENCHMARK(BM_CommitOneSecond)->Unit(benchmark::kMicrosecond);
 
+// What each recording pays once at its start: the run file removed and
+// created anew with its schema (written without a journal or syncs).
+void BM_CreateRunFile(benchmark::State& state) {
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-create.db";
+  for (auto _ : state) RunWriter writer(path.string());
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_CreateRunFile)->Unit(benchmark::kMicrosecond);
+
 void BM_LoadRun(benchmark::State& state) {
   auto path = std::filesystem::temp_directory_path() / "stepscope-bench-load.db";
   save_run(make_sampled_run(static_cast<size_t>(state.range(0)), 8), path.string());

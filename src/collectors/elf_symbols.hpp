@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ class ElfImage {
   // The process address of the symbol `name`, searched in .symtab then
   // .dynsym (stripped files keep only the latter).
   std::optional<uint64_t> symbol_address(std::string_view name) const;
+  // The same for several names at once, in one pass over each table:
+  // result[k] is the address of names[k].
+  std::vector<std::optional<uint64_t>> symbol_addresses(std::span<const std::string_view> names) const;
 
   struct Section {
     uint64_t address = 0;  // in the process

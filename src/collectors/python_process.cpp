@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -59,8 +60,22 @@ std::vector<std::string> python_images(const std::vector<MemoryMapping>& mapping
   return libraries;
 }
 
-std::optional<PythonVersion> detect_version(const ProcessMemory& memory, const ElfImage& image) {
-  if (auto address = image.symbol_address("Py_Version")) {
+// The symbols an attach looks up, found in one pass over the image's symbol tables.
+struct ImageSymbols {
+  std::optional<uint64_t> py_version, runtime, code_type;
+
+  explicit ImageSymbols(const ElfImage& image) {
+    constexpr std::string_view kNames[] = {"Py_Version", "_PyRuntime", "PyCode_Type"};
+    auto found = image.symbol_addresses(kNames);
+    py_version = found[0];
+    runtime = found[1];
+    code_type = found[2];
+  }
+};
+
+std::optional<PythonVersion> detect_version(const ProcessMemory& memory, const ElfImage& image,
+                                            const ImageSymbols& symbols) {
+  if (const auto& address = symbols.py_version) {
     uint64_t hex = 0;
     if (!memory.read_value(*address, hex)) throw_unreadable(memory.pid());
     return python::version_from_hex(hex);
@@ -124,9 +139,9 @@ struct Found {
 // _PyRuntime by symbol, by section (3.11+ builds keep it in .PyRuntime even
 // when stripped), and as a last resort by scanning the image's data.
 std::optional<uint64_t> locate_runtime(const ProcessMemory& memory, const ElfImage& image,
-                                       const PythonVersion& version,
+                                       const ImageSymbols& symbols, const PythonVersion& version,
                                        const std::vector<MemoryMapping>& mappings) {
-  if (auto symbol = image.symbol_address("_PyRuntime")) return symbol;
+  if (symbols.runtime) return symbols.runtime;
   if (auto section = image.section(".PyRuntime")) return section->address;
   if (version.minor >= 13) return python::scan_for_debug_cookie(memory, mappings, image.path());
   for (const PythonLayout* layout : python::kGeneratedLayouts) {
@@ -142,12 +157,13 @@ Found find_interpreter(const ProcessMemory& memory, const std::string& path,
   Found found;
   auto image = ElfImage::open(memory.pid(), path, mappings, &reason);
   if (!image) return found;
-  auto version = detect_version(memory, *image);
+  const ImageSymbols symbols(*image);
+  auto version = detect_version(memory, *image, symbols);
   if (!version) {
     reason = fmt::format("cannot tell the Python version of {}", path);
     return found;
   }
-  auto runtime = locate_runtime(memory, *image, *version, mappings);
+  auto runtime = locate_runtime(memory, *image, symbols, *version, mappings);
   if (!runtime) {
     reason = fmt::format("cannot find _PyRuntime in {}", path);
     return found;
@@ -163,7 +179,7 @@ Found find_interpreter(const ProcessMemory& memory, const std::string& path,
     return found;
   }
   found.interpreter.emplace(Interpreter{*version, *layout, *runtime,
-                            image->symbol_address("PyCode_Type").value_or(0)});
+                            symbols.code_type.value_or(0)});
   return found;
 }
 

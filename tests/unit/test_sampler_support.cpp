@@ -7,9 +7,14 @@
 #include <csignal>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -201,6 +206,65 @@ TEST(ElfImage, FindsPyRuntimeBySymbolAndBySection) {
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no CPython 3.11+ binary to read";
+}
+
+// The values binutils' readelf gives the defined symbols of the file at
+// `path` (symbol tables as readelf prints them: "Num: Value Size Type Bind
+// Vis Ndx Name"), the first of each name.
+std::map<std::string, uint64_t> readelf_symbol_values(const std::string& path) {
+  std::map<std::string, uint64_t> values;
+  std::string command = "readelf -sW '" + path + "' 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return values;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::istringstream fields(line);
+    std::string num, hex, size, type, bind, vis, ndx, sym;
+    if (fields >> num >> hex >> size >> type >> bind >> vis >> ndx >> sym && ndx != "UND" &&
+        hex.find_first_not_of("0123456789abcdef") == std::string::npos) {
+      values.try_emplace(sym, std::stoull(hex, nullptr, 16));
+    }
+  }
+  ::pclose(pipe);
+  return values;
+}
+
+// Several names in one pass give what one lookup per name gives, what
+// readelf gives, and nothing for a name that is not there.
+TEST(ElfImage, LooksUpSeveralSymbolsInOnePass) {
+  const std::string paths[] = {"/usr/bin/python3.11",
+                               "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0",
+                               "/root/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0"};
+  constexpr std::string_view kNames[] = {"PyCode_Type", "no_such_symbol_in_python",
+                                         "_PyRuntime", "Py_Version", "PyCode_Type"};
+  constexpr uint64_t kMappedAt = 0x7f0000000000;
+  int checked = 0;
+  for (const std::string& path : paths) {
+    if (!std::filesystem::exists(path)) continue;
+    MemoryMapping mapping;
+    mapping.start = kMappedAt;
+    mapping.end = kMappedAt + 0x1000;
+    mapping.path = path;
+    std::string error;
+    auto image = ElfImage::open(::getpid(), path, {mapping}, &error);
+    ASSERT_TRUE(image) << error;
+    auto found = image->symbol_addresses(kNames);
+    const std::map<std::string, uint64_t> by_readelf = readelf_symbol_values(path);
+    ASSERT_FALSE(by_readelf.empty()) << "readelf listed no symbols of " << path;
+    ASSERT_EQ(found.size(), std::size(kNames));
+    EXPECT_FALSE(found[1]) << path;
+    EXPECT_EQ(found[0], found[4]) << path;
+    for (size_t k = 0; k < found.size(); ++k) {
+      EXPECT_EQ(found[k], image->symbol_address(kNames[k])) << path << " " << kNames[k];
+      std::optional<uint64_t> expected;
+      if (auto it = by_readelf.find(std::string(kNames[k])); it != by_readelf.end()) {
+        expected = it->second + image->load_bias();
+      }
+      EXPECT_EQ(found[k], expected) << path << " " << kNames[k];
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no CPython binary to read";
 }
 
 TEST(ProcessTree, StartsAtTheRootAndFindsChildren) {
