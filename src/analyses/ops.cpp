@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analyses/device_activity.hpp"
+#include "analyses/prefetch.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -81,8 +82,11 @@ class NameClasses {
 struct Node {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t own_device_ns = 0;
-  int64_t device_total_ns = 0;
+  // The device time of its own launches until folding (merge_into_rows moves
+  // a merged child's onto its parent), then with its subtree's added
+  // (fold_into_rows). One field, not two: a row's self device time is then
+  // taken as its self CPU time is, each node's total less its children's.
+  int64_t device_ns = 0;
   SpanId span = 0;
   uint32_t group = 0;
   // Before merging (nest), then after merging only children into same-named
@@ -90,13 +94,13 @@ struct Node {
   uint32_t parent = kNone;
   uint32_t row = kNone;  // its row, unless merged
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
-  // whether there is exactly one). A byte keeps millions of nodes at 56 bytes.
+  // whether there is exactly one). Bytes keep millions of nodes at 48 bytes.
   uint8_t children = 0;
   SpanKind kind = SpanKind::kOther;
   bool merged = false;      // merged into its parent: not a row of its own
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
-static_assert(sizeof(Node) <= 56);
+static_assert(sizeof(Node) <= 48, "ops holds a node per host event: millions");
 
 // The nodes in torch's order, and where each thread's nodes begin (nesting
 // never crosses threads).
@@ -117,7 +121,9 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
   out.nodes.reserve(host);
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
     out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
-    for (SpanId i : thread.spans) {
+    for (size_t k = 0; k < thread.spans.size(); ++k) {
+      prefetch_ahead(run.spans, thread.spans, k);
+      SpanId i = thread.spans[k];
       const Span& span = run.spans[i];
       if (!is_host_event(span.kind)) continue;
       uint32_t group = names.group(span.name);
@@ -180,7 +186,7 @@ void attach_device_time(const Run& run, const DeviceLaunches& launches, const Ow
   for (auto [device, launch] : launches.activity()) {
     if (launch == kNoLaunch || owners.node_of_span[launch] == kNone) continue;
     uint32_t op = owners.of_node[owners.node_of_span[launch]];
-    if (op != kNone) nodes[op].own_device_ns += duration(run.spans[device]);
+    if (op != kNone) nodes[op].device_ns += duration(run.spans[device]);
   }
 }
 
@@ -252,11 +258,10 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
     uint32_t p = node.parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     node.parent = p;
-    node.device_total_ns = node.own_device_ns;
     if (p != kNone && nodes[p].group == node.group && nodes[p].children == 1) {
       node.merged = true;
       nodes[p].children = node.children;
-      nodes[p].own_device_ns = nodes[p].device_total_ns = node.own_device_ns;
+      nodes[p].device_ns = node.device_ns;  // torch: the parent takes the child's kernels
       continue;
     }
     OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
@@ -266,7 +271,8 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
 
 // Children after parents: walking backwards folds subtrees upwards, so each
 // node's device total is complete when it is reached and goes to its row;
-// a child's time is taken off its parent's row's self time.
+// a child's times are taken off its parent's row's self times (its own
+// device time is its total less its children's).
 void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];
@@ -275,11 +281,13 @@ void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
     row.calls++;
     row.cpu_total_ns += node.duration_ns();
     row.self_cpu_ns += node.duration_ns();
-    row.device_total_ns += node.device_total_ns;
-    row.self_device_ns += node.own_device_ns;
+    row.device_total_ns += node.device_ns;
+    row.self_device_ns += node.device_ns;
     if (node.parent == kNone) continue;
-    table[nodes[node.parent].row].self_cpu_ns -= node.duration_ns();
-    nodes[node.parent].device_total_ns += node.device_total_ns;
+    OpStats& parent_row = table[nodes[node.parent].row];
+    parent_row.self_cpu_ns -= node.duration_ns();
+    parent_row.self_device_ns -= node.device_ns;
+    nodes[node.parent].device_ns += node.device_ns;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "analyses/span_index.hpp"
 
 #include <algorithm>
+#include <array>
 #include <tuple>
 
 #include "analyses/nearly_sorted.hpp"
@@ -35,19 +36,21 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   // The tracks with host spans, by (pid, tid): the threads.
   std::vector<uint32_t> by_key;
   for (uint32_t i = 0; i < tracks.size(); ++i) {
-    if (tracks[i].host() > 0) by_key.push_back(i);
+    if (tracks[i].not_on_device() > 0) by_key.push_back(i);
   }
   std::sort(by_key.begin(), by_key.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(tracks[a].pid, tracks[a].tid) < std::tie(tracks[b].pid, tracks[b].tid);
   });
   std::vector<size_t> begin(by_key.size() + 1, 0);  // of each thread by rank
-  for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].host();
+  for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].not_on_device();
   std::vector<size_t> next(tracks.size());  // by track number
   for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
   std::vector<Entry> entries(begin.back());
+  std::array<bool, kSpanKindCount> host_kind{};  // asked once per kind, not called per span
+  for (size_t kind = 0; kind < host_kind.size(); ++kind) host_kind[kind] = is_host_span(static_cast<SpanKind>(kind));
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
-    if (!is_host_span(span.kind)) continue;
+    if (!host_kind[static_cast<size_t>(span.kind)]) continue;
     entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
   }
   // A thread's spans come in trace order, which is mostly time order. One
@@ -64,8 +67,9 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   threads_.reserve(by_key.size());
   for (size_t r = 0; r < by_key.size(); ++r) {
     const CensusTrack& track = tracks[by_key[r]];
-    threads_.push_back(
-        {track.pid, track.tid, std::span<const SpanId>(order_).subspan(begin[r], begin[r + 1] - begin[r])});
+    threads_.push_back({track.pid, track.tid,
+                        std::span<const SpanId>(order_).subspan(begin[r], begin[r + 1] - begin[r]),
+                        track.host_work()});
   }
 }
 

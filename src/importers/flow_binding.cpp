@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "analyses/nearly_sorted.hpp"
+#include "analyses/prefetch.hpp"
 
 namespace stepscope {
 
@@ -368,6 +369,8 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, 
     members.clear();
     size_t end = begin;
     for (; end < sorted.keys.size() && sorted.same_flow(begin, end); ++end) {
+      // By flow, the endpoints are far apart in the trace: each read would miss the cache.
+      if (end + kPrefetchAhead < sorted.keys.size()) __builtin_prefetch(&endpoints[sorted.index(end + kPrefetchAhead)]);
       const FlowEndpoint& e = endpoints[sorted.index(end)];
       members.push_back({e.ts_ns, sorted.index(end), e.is_start});
     }
