@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "analyses/prefetch.hpp"
 #include "analyses/span_index.hpp"
 #include "util/error.hpp"
 
@@ -107,8 +108,9 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
     weights.add(top.stack, self);
     open.pop_back();
   };
-  for (SpanId id : spans) {
-    const Span* span = &run.spans[id];
+  for (size_t k = 0; k < spans.size(); ++k) {
+    prefetch_ahead(run.spans, spans, k);
+    const Span* span = &run.spans[spans[k]];
     if (span->end_ns < span->start_ns || !options.in_window(span->start_ns)) continue;
     while (!open.empty() && open.back().span->end_ns <= span->start_ns) close_top();
     StackId parent = open.empty() ? StackTree::kRoot : open.back().stack;

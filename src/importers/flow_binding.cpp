@@ -73,6 +73,7 @@ void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices
       continue;
     }
     for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
+      prefetch_ahead(spans, std::span<const uint32_t>(slices), next);
       int64_t start = spans[slices[next]].start_ns;
       while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
       open.push_back(slices[next]);
@@ -151,7 +152,11 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
     ends.reserve(end_groups.begin[t + 1] - end_groups.begin[t]);
-    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
+    std::span<const uint32_t> track_ends(end_groups.order.data() + end_groups.begin[t],
+                                         end_groups.begin[t + 1] - end_groups.begin[t]);
+    for (size_t k = 0; k < track_ends.size(); ++k) {
+      prefetch_ahead(endpoints, track_ends, k);
+      uint32_t i = end_groups.begin[t] + static_cast<uint32_t>(k);
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
