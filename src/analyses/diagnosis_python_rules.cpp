@@ -17,7 +17,6 @@
 #include "analyses/device_activity.hpp"
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/gpu.hpp"
-#include "analyses/prefetch.hpp"
 #include "analyses/profiler_steps.hpp"
 #include "analyses/span_index.hpp"
 #include "analyses/trace_steps.hpp"
@@ -114,9 +113,8 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSp
     if (!step_thread && !runs_backward(run, thread.spans, names)) continue;
     SortedUnion thread_busy;
     std::vector<const Span*>* ops = nullptr;
-    for (size_t k = 0; k < thread.spans.size(); ++k) {
-      prefetch_ahead(run.spans, thread.spans, k);
-      const Span& s = run.spans[thread.spans[k]];
+    for (SpanId id : thread.spans) {
+      const Span& s = run.spans[id];
       if (s.end_ns < s.start_ns) continue;
       bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
       if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {

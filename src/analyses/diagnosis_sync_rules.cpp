@@ -19,7 +19,6 @@
 
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/intervals.hpp"
-#include "analyses/prefetch.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -73,9 +72,8 @@ struct SyncSite {
 void collect_thread_syncs(const Run& run, std::span<const SpanId> spans, SyncCalls& is_sync_call,
                           std::vector<SyncSite>& out) {
   std::vector<const Span*> open;
-  for (size_t k = 0; k < spans.size(); ++k) {
-    prefetch_ahead(run.spans, spans, k);
-    const Span* s = &run.spans[spans[k]];
+  for (SpanId id : spans) {
+    const Span* s = &run.spans[id];
     if (!is_sync_site_span(s->kind)) continue;
     while (!open.empty() && open.back()->end_ns <= s->start_ns) open.pop_back();
     if (is_sync_call(*s)) {

@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "analyses/device_activity.hpp"
-#include "analyses/prefetch.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -121,9 +120,7 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
   out.nodes.reserve(host);
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
     out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
-    for (size_t k = 0; k < thread.spans.size(); ++k) {
-      prefetch_ahead(run.spans, thread.spans, k);
-      SpanId i = thread.spans[k];
+    for (SpanId i : thread.spans) {
       const Span& span = run.spans[i];
       if (!is_host_event(span.kind)) continue;
       uint32_t group = names.group(span.name);

@@ -4,7 +4,6 @@
 #include <map>
 #include <utility>
 
-#include "analyses/prefetch.hpp"
 #include "analyses/span_index.hpp"
 #include "util/error.hpp"
 
@@ -108,9 +107,8 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
     weights.add(top.stack, self);
     open.pop_back();
   };
-  for (size_t k = 0; k < spans.size(); ++k) {
-    prefetch_ahead(run.spans, spans, k);
-    const Span* span = &run.spans[spans[k]];
+  for (SpanId id : spans) {
+    const Span* span = &run.spans[id];
     if (span->end_ns < span->start_ns || !options.in_window(span->start_ns)) continue;
     while (!open.empty() && open.back().span->end_ns <= span->start_ns) close_top();
     StackId parent = open.empty() ? StackTree::kRoot : open.back().stack;

@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "analyses/nearly_sorted.hpp"
-#include "analyses/prefetch.hpp"
 
 namespace stepscope {
 
@@ -73,7 +72,6 @@ void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices
       continue;
     }
     for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
-      prefetch_ahead(spans, std::span<const uint32_t>(slices), next);
       int64_t start = spans[slices[next]].start_ns;
       while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
       open.push_back(slices[next]);
@@ -152,11 +150,7 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
     ends.clear();
     ends.reserve(end_groups.begin[t + 1] - end_groups.begin[t]);
-    std::span<const uint32_t> track_ends(end_groups.order.data() + end_groups.begin[t],
-                                         end_groups.begin[t + 1] - end_groups.begin[t]);
-    for (size_t k = 0; k < track_ends.size(); ++k) {
-      prefetch_ahead(endpoints, track_ends, k);
-      uint32_t i = end_groups.begin[t] + static_cast<uint32_t>(k);
+    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
       const FlowEndpoint& end = endpoints[end_groups.order[i]];
       ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
     }
@@ -374,8 +368,6 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, 
     members.clear();
     size_t end = begin;
     for (; end < sorted.keys.size() && sorted.same_flow(begin, end); ++end) {
-      // By flow, the endpoints are far apart in the trace: each read would miss the cache.
-      if (end + kPrefetchAhead < sorted.keys.size()) __builtin_prefetch(&endpoints[sorted.index(end + kPrefetchAhead)]);
       const FlowEndpoint& e = endpoints[sorted.index(end)];
       members.push_back({e.ts_ns, sorted.index(end), e.is_start});
     }
