@@ -3,7 +3,9 @@
 namespace stepscope {
 
 SpanCensus::SpanCensus() {
-  for (size_t kind = 0; kind < on_device_.size(); ++kind) on_device_[kind] = runs_on_device(static_cast<SpanKind>(kind));
+  for (size_t kind = 0; kind < on_device_.size(); ++kind) {
+    on_device_[kind] = runs_on_device(static_cast<SpanKind>(kind));
+  }
 }
 
 SpanCensus::SpanCensus(const Run& run) : SpanCensus() {
