@@ -134,43 +134,44 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
   return out;
 }
 
-// Which launch belongs to which operator: the innermost cpu op at or above
-// each node, and each runtime call's node.
-struct Owners {
-  std::vector<uint32_t> of_node;  // the innermost op at or above each node, or kNone
-  std::vector<uint32_t> node_of_span;
-};
-
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
 // the top. Sets each node's parent before merging, counts each parent's
 // children (0, 1, or 2 for more: merging asks only whether there is one),
-// and notes owners in the same pass (each pass over millions of nodes costs
-// memory bandwidth).
-Owners nest(HostNodes& host, size_t span_count) {
+// and notes in the same pass (each pass over millions of nodes costs memory
+// bandwidth) which operator each span's launches belong to: the innermost cpu
+// op at or above its node, carried on the stack with each open node (kNone
+// for a span with no node or no op above it).
+std::vector<uint32_t> nest(HostNodes& host, size_t span_count) {
   std::vector<Node>& nodes = host.nodes;
-  Owners owners{std::vector<uint32_t>(nodes.size(), kNone), std::vector<uint32_t>(span_count, kNone)};
-  std::vector<uint32_t> open;
+  std::vector<uint32_t> owner_of_span(span_count, kNone);
+  struct Open {
+    uint32_t node;
+    uint32_t owner;
+  };
+  std::vector<Open> open;
   for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
     open.clear();
     for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
       Node& node = nodes[i];
+      uint32_t parent_owner = kNone;
       while (!open.empty()) {
-        Node& top = nodes[open.back()];
+        Node& top = nodes[open.back().node];
         if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
           open.pop_back();
         } else {
-          node.parent = open.back();
+          node.parent = open.back().node;
+          parent_owner = open.back().owner;
           if (top.children < 2) top.children++;
           break;
         }
       }
-      open.push_back(i);
-      owners.of_node[i] = node.kind == SpanKind::kCpuOp ? i : (node.parent == kNone ? kNone : owners.of_node[node.parent]);
-      owners.node_of_span[node.span] = i;
+      uint32_t owner = node.kind == SpanKind::kCpuOp ? i : parent_owner;
+      open.push_back({i, owner});
+      owner_of_span[node.span] = owner;
     }
   }
-  return owners;
+  return owner_of_span;
 }
 
 // The device activity each host event launched itself: a device span's
@@ -178,11 +179,11 @@ Owners nest(HostNodes& host, size_t span_count) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const DeviceLaunches& launches, const Owners& owners,
+void attach_device_time(const Run& run, const DeviceLaunches& launches, const std::vector<uint32_t>& owner_of_span,
                         std::vector<Node>& nodes) {
   for (auto [device, launch] : launches.activity()) {
-    if (launch == kNoLaunch || owners.node_of_span[launch] == kNone) continue;
-    uint32_t op = owners.of_node[owners.node_of_span[launch]];
+    if (launch == kNoLaunch) continue;
+    uint32_t op = owner_of_span[launch];
     if (op != kNone) nodes[op].device_ns += duration(run.spans[device]);
   }
 }
