@@ -1,17 +1,22 @@
 // The analyses `report` runs after the import, on a real Kineto trace
-// imported once: the whole of build_report and each analysis alone. The
+// imported once: the whole of build_report, each analysis alone, and the
+// flow binding the import ends with (BM_BindFlows). The
 // trace is the ns-resolution CUDA trace of ../shared (15 MB, 68,657 events),
 // or the file STEPSCOPE_ANALYSES_TRACE names (e.g. that trace repeated to
 // 508 MB, as bench/import_trace.py --keep-trace writes it). Figures in
 // bench/README.md ("The analyses after the import", "... side by side",
 // "... with fewer passes and sorts", "The analyses' and the flow binding's
-// CPU").
+// CPU", "The analyses' passes and the flow binding, again").
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analyses/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
@@ -21,6 +26,7 @@
 #include "analyses/report.hpp"
 #include "analyses/steps.hpp"
 #include "importers/chrome_trace.hpp"
+#include "importers/flow_binding.hpp"
 
 namespace stepscope {
 namespace {
@@ -111,6 +117,59 @@ void BM_AnalysesStepsAndDiagnosis(benchmark::State& state) {
   count_spans(state);
 }
 BENCHMARK(BM_AnalysesStepsAndDiagnosis)->Unit(benchmark::kMillisecond);
+
+// The flow binding the importer runs after reading (bind_flows), on the
+// endpoints the trace's flows had: each flow's start and end at the start of
+// the slice it binds to (where Kineto writes them), in the order of those
+// slices in the trace, tracks numbered by (pid, tid).
+struct FlowInput {
+  FlowTracks tracks;
+  std::vector<FlowEndpoint> endpoints;
+};
+
+FlowInput flow_input(const Run& run) {
+  FlowInput in;
+  std::map<std::pair<int64_t, int64_t>, uint32_t> number;
+  auto track_of = [&](const Span& s) {
+    return number.try_emplace({s.pid, s.tid}, static_cast<uint32_t>(number.size())).first->second;
+  };
+  for (const Span& s : run.spans) in.tracks.of_spans.push_back(track_of(s));
+  std::vector<std::pair<SpanId, FlowEndpoint>> placed;
+  for (size_t f = 0; f < run.flows.size(); ++f) {
+    const Flow& flow = run.flows[f];
+    for (bool start : {true, false}) {
+      const Span& s = run.spans[start ? flow.from : flow.to];
+      FlowEndpoint e{.kind = flow.kind, .bound = 0, .id = static_cast<int64_t>(f), .index = 0, .id_is_text = false,
+                     .is_start = start, .binds_enclosing = true, .pid = s.pid, .tid = s.tid, .ts_ns = s.start_ns};
+      placed.emplace_back(start ? flow.from : flow.to, e);
+    }
+  }
+  std::stable_sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [span, e] : placed) {
+    in.endpoints.push_back(e);
+    in.tracks.of_endpoints.push_back(in.tracks.of_spans[span]);
+  }
+  in.tracks.count = number.size();
+  return in;
+}
+
+// The argument: 1 for binding on two threads (as the import does), 0 for one.
+void BM_BindFlows(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  const Run& run = *trace_run();
+  static const FlowInput input = flow_input(run);
+  for (auto _ : state) {
+    state.PauseTiming();
+    FlowInput in = input;
+    std::vector<Flow> flows;
+    flows.reserve(run.flows.size());
+    state.ResumeTiming();
+    bind_flows(run.spans, std::move(in.tracks), in.endpoints, flows, state.range(0) == 1);
+    benchmark::DoNotOptimize(flows.data());
+  }
+  state.counters["endpoints"] = static_cast<double>(input.endpoints.size());
+}
+BENCHMARK(BM_BindFlows)->Arg(0)->Arg(1)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace stepscope

@@ -159,7 +159,7 @@ const char* verdict_name(Verdict verdict) {
   return "no significant change";
 }
 
-Verdict decide(const Interval& change, std::optional<double> p_value, double alpha, bool higher_is_better,
+Verdict decide(const ConfidenceInterval& change, std::optional<double> p_value, double alpha, bool higher_is_better,
                double threshold) {
   bool significant = p_value ? *p_value < alpha : change.estimate != 0;
   if (!significant) return Verdict::kNoSignificantChange;

@@ -46,7 +46,7 @@ struct MetricComparison {
   std::string unit;  // "samples/s", "ms", "bytes"
   bool higher_is_better = false;
   double base = 0, cur = 0;
-  Interval change;  // relative, cur / base - 1, with its bootstrap interval
+  ConfidenceInterval change;  // relative, cur / base - 1, with its bootstrap interval
   std::optional<double> p_value;  // none for metrics compared as plain numbers (peak memory)
   size_t base_steps = 0, cur_steps = 0;
   Verdict verdict = Verdict::kNoSignificantChange;
@@ -97,7 +97,7 @@ CompareResult compare_runs(const CompareSide& base, const CompareSide& cur, cons
 // Then, by where the interval of `change` lies: wholly beyond the threshold
 // in the worse direction, regressed; in the better one, improved; wholly
 // within +-threshold, within threshold; across a threshold, inconclusive.
-Verdict decide(const Interval& change, std::optional<double> p_value, double alpha, bool higher_is_better,
+Verdict decide(const ConfidenceInterval& change, std::optional<double> p_value, double alpha, bool higher_is_better,
                double threshold);
 
 }  // namespace stepscope

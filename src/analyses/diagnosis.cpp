@@ -83,19 +83,6 @@ void rank_findings(std::vector<Finding>& findings) {
   });
 }
 
-std::vector<SpanId> device_activity_spans(const DiagnosisInput& input) {
-  std::vector<SpanId> out;
-  if (input.launches) {
-    out.reserve(input.launches->activity().size());
-    for (const LaunchedActivity& activity : input.launches->activity()) out.push_back(activity.span);
-    return out;
-  }
-  for (SpanId i = 0; i < input.run.spans.size(); ++i) {
-    if (is_device_activity(input.run.spans[i].kind)) out.push_back(i);
-  }
-  return out;
-}
-
 Diagnosis diagnose(const DiagnosisInput& given) {
   // The rules that walk host spans share one order: the caller's, or one sorted here.
   std::optional<HostSpansByThread> own;

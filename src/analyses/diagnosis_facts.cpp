@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/device_activity.hpp"
 #include "analyses/device_properties.hpp"
 #include "analyses/span_index.hpp"
 #include "analyses/string_match.hpp"
@@ -14,8 +15,6 @@
 namespace stepscope {
 
 namespace {
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
 bool is_number(std::string_view text) {
   int value = 0;
@@ -207,15 +206,15 @@ Intervals data_waits(const Run& run, const SpanCensus& census, int64_t pid, int6
   Intervals out;
   for (SpanId id : census.ids(SpanKind::kDataWait)) {
     const Span& s = run.spans[id];
-    if (s.pid == pid && s.tid == tid) out.emplace_back(s.start_ns, s.end_ns);
+    if (s.pid == pid && s.tid == tid) out.push_back({s.start_ns, s.end_ns});
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 bool inside(const Intervals& spans, int64_t ts) {
-  auto it = std::upper_bound(spans.begin(), spans.end(), std::make_pair(ts, INT64_MAX));
-  return it != spans.begin() && std::prev(it)->second > ts;
+  auto it = std::upper_bound(spans.begin(), spans.end(), Interval{ts, INT64_MAX});
+  return it != spans.begin() && std::prev(it)->end_ns > ts;
 }
 
 // The main thread's data waits, the worker processes (their "worker_batch"
@@ -272,8 +271,27 @@ double DiagnosisFacts::sample_share(uint64_t samples) const {
   return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
 }
 
+// From the input's launches (the device activity in trace order), else from
+// a pass over the spans.
+Intervals device_busy(const DiagnosisInput& input) {
+  const Run& run = input.run;
+  Intervals busy;
+  if (input.launches) {
+    busy.reserve(input.launches->activity().size());
+    for (const LaunchedActivity& activity : input.launches->activity()) {
+      busy.push_back({run.spans[activity.span].start_ns, run.spans[activity.span].end_ns});
+    }
+  } else {
+    for (const Span& s : run.spans) {
+      if (is_device_activity(s.kind)) busy.push_back({s.start_ns, s.end_ns});
+    }
+  }
+  return merge_unsorted(std::move(busy));
+}
+
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
   DiagnosisFacts f;
+  f.device_busy = device_busy(input);
   Counters counters(input.run);
   gather_memory(input.run, counters, f);
   if (input.steps.empty()) return f;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyses/diagnosis.hpp"
+#include "analyses/intervals.hpp"
 
 namespace stepscope {
 
@@ -30,7 +31,11 @@ struct DiagnosisFacts {
   std::vector<int64_t> worker_pids;
   // The main thread's data waits (hooks), sorted by start: input_bound's
   // samples and the GPU idle rule's excused idle time both come from these.
-  std::vector<std::pair<int64_t, int64_t>> main_data_waits;
+  Intervals main_data_waits;
+  // The device's activity (every kernel, copy and memset, launched in any
+  // step: not the device analyses' cut) merged into busy intervals, disjoint
+  // and by start; made once for the sync, Python and GPU idle rules.
+  Intervals device_busy;
 
   // System counters over the window (record's sysmon); empty without them.
   std::optional<size_t> cores;            // cpu.N.percent tracks

@@ -71,11 +71,8 @@ WindowIdle span_idle(const GpuRank& rank) {
 // is steps already, and HTA measures it so.
 std::optional<WindowIdle> steady_device_idle(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (in.steps.origin != StepsOrigin::kHooks || !f.primary || f.window_end_ns <= f.window_start_ns) return std::nullopt;
-  std::vector<Interval> busy, waits;
-  for (SpanId id : device_activity_spans(in)) busy.push_back({in.run.spans[id].start_ns, in.run.spans[id].end_ns});
-  for (auto [start, end] : f.main_data_waits) waits.push_back({start, end});
-  busy = clip_disjoint(merge_unsorted(std::move(busy)), f.window_start_ns, f.window_end_ns);
-  waits = clip_disjoint(merge_unsorted(std::move(waits)), f.window_start_ns, f.window_end_ns);
+  Intervals busy = clip_disjoint(f.device_busy, f.window_start_ns, f.window_end_ns);
+  Intervals waits = clip_disjoint(merge_unsorted(f.main_data_waits), f.window_start_ns, f.window_end_ns);
   WindowIdle w;
   w.length_ns = f.window_end_ns - f.window_start_ns;
   w.idle_ns = w.length_ns - total_length(busy);

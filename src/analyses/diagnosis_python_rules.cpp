@@ -25,8 +25,6 @@ namespace stepscope {
 
 namespace {
 
-using Intervals = std::vector<Interval>;
-
 // The gaps of disjoint, sorted `busy` inside [start, end).
 Intervals gaps(const Intervals& busy, int64_t start, int64_t end) {
   Intervals out;
@@ -168,12 +166,12 @@ void add_top_level_ops(const std::vector<const Span*>& ops, int64_t start, int64
 // A trace without device activity that still launched work on a device
 // (runtime calls) or ran collectives through a GPU library (nccl:, rccl:)
 // lost its device side: whether the device idled cannot be told.
-bool device_side_missing(const Run& run) {
-  for (const Span& s : run.spans) {
-    if (is_device_activity(s.kind)) return false;
+bool device_side_missing(const Run& run, const SpanCensus& census) {
+  if (census.count(SpanKind::kKernel) + census.count(SpanKind::kMemcpy) + census.count(SpanKind::kMemset) > 0) {
+    return false;
   }
+  if (census.count(SpanKind::kRuntimeCall) > 0) return true;
   for (const Span& s : run.spans) {
-    if (s.kind == SpanKind::kRuntimeCall) return true;
     if (s.kind != SpanKind::kUserRange && s.kind != SpanKind::kCpuOp) continue;
     const std::string& name = run.strings.get(s.name);
     if (name.starts_with("nccl:") || name.starts_with("rccl:")) return true;
@@ -234,10 +232,8 @@ OverheadFigures overhead_figures(const DiagnosisInput& in, const DiagnosisFacts&
   const Run& run = in.run;
   OverheadFigures f;
   HostSpans host = host_spans(run, facts.primary->pid, facts.main_tid, *in.host_spans);  // diagnose sees to host_spans
-  Intervals device;
-  for (SpanId id : device_activity_spans(in)) device.push_back({run.spans[id].start_ns, run.spans[id].end_ns});
+  const Intervals& device = facts.device_busy;
   f.has_device = !device.empty();
-  device = merge_unsorted(std::move(device));
   const std::vector<StepRecord>& steps = facts.primary->steps;
   std::vector<const Span*> top_level;
   size_t all_ops = 0;  // at most all of them are top-level: reserved, not touched
@@ -285,7 +281,8 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 }  // namespace
 
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
-  if (!facts.primary || device_side_missing(in.run)) return std::nullopt;
+  // diagnose sees to host_spans, and with them the census
+  if (!facts.primary || device_side_missing(in.run, in.host_spans->census())) return std::nullopt;
   OverheadFigures f = overhead_figures(in, facts);
   if (f.steps == 0 || f.step_ns <= 0) return std::nullopt;
   double ops_per_step = static_cast<double>(f.top_level_op_ns.size()) / static_cast<double>(f.steps);

@@ -40,10 +40,6 @@ std::optional<Finding> small_memcpy_rule(const DiagnosisInput& input, const Diag
 // memory_pressure: host or device memory near capacity.
 std::optional<Finding> memory_pressure_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
-// The device activity of the run (kernels, copies, memsets) in trace order:
-// from the input's launches, else from a pass over the spans.
-std::vector<SpanId> device_activity_spans(const DiagnosisInput& input);
-
 // Thresholds, shared with the tests.
 inline constexpr double kInputBoundShare = 0.10;      // data wait of step time
 inline constexpr double kIdleCoresSaturated = 0.5;    // fewer idle cores: saturated

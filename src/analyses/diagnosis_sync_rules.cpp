@@ -18,14 +18,12 @@
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_rules.hpp"
-#include "analyses/nearly_sorted.hpp"
+#include "analyses/intervals.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
 
 namespace {
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
 // Synchronizing runtime calls by name, decided once per name rather than by
 // a substring search per span.
@@ -35,11 +33,21 @@ class SyncCalls {
   bool operator()(const Span& s) {
     if (s.kind != SpanKind::kRuntimeCall) return false;
     int8_t& known = is_sync_[s.name];
-    if (known < 0) known = strings_.get(s.name).find("Synchronize") != std::string::npos;
+    if (known < 0) known = is_sync_name(strings_.get(s.name));
     return known;
+  }
+  // Whether any name is a synchronizing call's: a few thousand names to
+  // look at instead of millions of spans.
+  bool any_named() const {
+    for (StringId id = 0; id < strings_.size(); ++id) {
+      if (is_sync_name(strings_.get(id))) return true;
+    }
+    return false;
   }
 
  private:
+  static bool is_sync_name(std::string_view name) { return name.find("Synchronize") != std::string_view::npos; }
+
   std::vector<int8_t> is_sync_;  // by string id: -1 not yet known
   const StringTable& strings_;
 };
@@ -96,9 +104,8 @@ void collect_thread_syncs(const Run& run, std::span<const SpanId> spans, SyncCal
 
 std::vector<SyncSite> sync_sites(const Run& run, const HostSpansByThread& host_spans) {
   SyncCalls is_sync_call(run.strings);
-  bool any = std::any_of(run.spans.begin(), run.spans.end(), [&](const Span& s) { return is_sync_call(s); });
   std::vector<SyncSite> out;
-  if (!any) return out;
+  if (!is_sync_call.any_named()) return out;
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
     collect_thread_syncs(run, thread.spans, is_sync_call, out);
   }
@@ -111,27 +118,17 @@ Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
   Intervals out;
   if (f.primary) {
     for (size_t i = f.primary->warmup_steps; i < f.primary->steps.size(); ++i) {
-      out.emplace_back(f.primary->steps[i].start_ns, f.primary->steps[i].end_ns);
+      out.push_back({f.primary->steps[i].start_ns, f.primary->steps[i].end_ns});
     }
     return out;
   }
   for (const Span& s : run.spans) {
     if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_step_marker(run.strings.get(s.name))) {
-      out.emplace_back(s.start_ns, s.end_ns);
+      out.push_back({s.start_ns, s.end_ns});
     }
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-// Device activity (kernels, copies, memsets) merged into busy intervals. Not
-// the GPU analyses' DeviceActivity: that leaves out a cut-short last profiler
-// step (HTA's rule), while a synchronization's gap must end at the device's
-// next activity whichever step it belongs to.
-Intervals device_busy(const DiagnosisInput& in) {
-  Intervals busy;
-  for (SpanId id : device_activity_spans(in)) busy.emplace_back(in.run.spans[id].start_ns, in.run.spans[id].end_ns);
-  return busy;
 }
 
 // What a synchronization costs the device: its idle time from when both the
@@ -139,45 +136,13 @@ Intervals device_busy(const DiagnosisInput& in) {
 // which must come within the step (`step_end`); empty when the device was
 // busy as the host resumed. Idle time before the host waited is not the
 // synchronization's doing (the host was late anyway).
-std::optional<std::pair<int64_t, int64_t>> sync_idle_gap(const Intervals& busy, const SyncSite& sync, int64_t step_end) {
-  auto next = std::upper_bound(busy.begin(), busy.end(), std::make_pair(sync.end_ns, INT64_MAX));
-  if (next != busy.begin() && std::prev(next)->second > sync.end_ns) return std::nullopt;  // busy on resume
-  if (next == busy.end() || next->first >= step_end) return std::nullopt;
-  int64_t start = next == busy.begin() ? sync.start_ns : std::max(sync.start_ns, std::prev(next)->second);
-  if (next->first <= start) return std::nullopt;
-  return std::make_pair(start, next->first);
-}
-
-int64_t total(const Intervals& disjoint) {
-  int64_t sum = 0;
-  for (auto [start, end] : disjoint) sum += end - start;
-  return sum;
-}
-
-Intervals merged(Intervals spans) {
-  // Device activity comes in time order: no sort for what is sorted already.
-  sort_nearly_sorted(std::span<std::pair<int64_t, int64_t>>(spans), std::less<>());
-  Intervals out;
-  for (auto [start, end] : spans) {
-    if (!out.empty() && start <= out.back().second) {
-      out.back().second = std::max(out.back().second, end);
-    } else {
-      out.emplace_back(start, end);
-    }
-  }
-  return out;
-}
-
-int64_t overlap(const Intervals& a, const Intervals& b) {
-  int64_t sum = 0;
-  size_t j = 0;
-  for (auto [start, end] : a) {
-    while (j < b.size() && b[j].second <= start) ++j;
-    for (size_t k = j; k < b.size() && b[k].first < end; ++k) {
-      sum += std::max<int64_t>(0, std::min(end, b[k].second) - std::max(start, b[k].first));
-    }
-  }
-  return sum;
+std::optional<Interval> sync_idle_gap(const Intervals& busy, const SyncSite& sync, int64_t step_end) {
+  auto next = std::upper_bound(busy.begin(), busy.end(), Interval{sync.end_ns, INT64_MAX});
+  if (next != busy.begin() && std::prev(next)->end_ns > sync.end_ns) return std::nullopt;  // busy on resume
+  if (next == busy.end() || next->start_ns >= step_end) return std::nullopt;
+  int64_t start = next == busy.begin() ? sync.start_ns : std::max(sync.start_ns, std::prev(next)->end_ns);
+  if (next->start_ns <= start) return std::nullopt;
+  return Interval{start, next->start_ns};
 }
 
 std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) {
@@ -197,24 +162,27 @@ std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const Diagnos
   std::vector<SyncSite> sites = sync_sites(in.run, *in.host_spans);  // diagnose sees to host_spans
   if (sites.empty()) return std::nullopt;
   Intervals steps = step_windows(in.run, f);
-  Intervals windows = merged(steps);  // consecutive steps touch: one window
-  int64_t step_ns = total(windows);
+  Intervals windows = merge_unsorted(steps);  // consecutive steps touch: one window
+  int64_t step_ns = total_length(windows);
   if (step_ns <= 0) return std::nullopt;
-  Intervals busy = merged(device_busy(in));
+  // All device activity (facts.device_busy), not the device analyses' cut
+  // (HTA's rule leaves out a cut-short last step): a synchronization's gap
+  // ends at the device's next activity whichever step it belongs to.
+  const Intervals& busy = f.device_busy;
   Intervals blocked, idle;
   std::map<std::string, size_t> calls, operators, ranges;
   for (const SyncSite& s : sites) {
-    auto step = std::upper_bound(steps.begin(), steps.end(), std::make_pair(s.start_ns, INT64_MAX));
-    if (step == steps.begin() || std::prev(step)->second <= s.start_ns) continue;
+    auto step = std::upper_bound(steps.begin(), steps.end(), Interval{s.start_ns, INT64_MAX});
+    if (step == steps.begin() || std::prev(step)->end_ns <= s.start_ns) continue;
     --step;
-    blocked.emplace_back(s.start_ns, s.end_ns);
-    if (auto gap = sync_idle_gap(busy, s, step->second)) idle.push_back(*gap);
+    blocked.push_back({s.start_ns, s.end_ns});
+    if (auto gap = sync_idle_gap(busy, s, step->end_ns)) idle.push_back(*gap);
     ++calls[s.call];
     if (!s.operator_.empty()) ++operators[s.operator_];
     if (!s.range.empty()) ++ranges[s.range];
   }
   if (blocked.empty() || busy.empty()) return std::nullopt;
-  double share = static_cast<double>(total(merged(idle))) / static_cast<double>(step_ns);
+  double share = static_cast<double>(total_length(merge_unsorted(idle))) / static_cast<double>(step_ns);
   if (share < kSyncShare) return std::nullopt;
   auto step_count = static_cast<double>(steps.size());
   double per_step_ms = static_cast<double>(step_ns) / step_count / 1e6;
@@ -226,7 +194,7 @@ std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const Diagnos
   out.evidence.push_back(fmt::format(
       "the host is blocked in them {:.1f} ms per step; the device idles {:.1f} ms per step because of them "
       "(from the end of its queue, once the host waits, to its next activity)",
-      static_cast<double>(overlap(merged(blocked), windows)) / step_count / 1e6,
+      static_cast<double>(overlap_length(merge_unsorted(blocked), windows)) / step_count / 1e6,
       share * per_step_ms));
   if (!operators.empty()) out.evidence.push_back("inside " + top_counts(operators, 3));
   if (!ranges.empty()) out.evidence.push_back("under " + top_counts(ranges, 3));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyses/device_activity.hpp"
+#include "analyses/intervals.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -142,19 +143,5 @@ GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const Device
 struct GpuAnalysis {
   std::vector<GpuRank> ranks;
 };
-
-// Intervals helpers shared by the GPU analyses.
-struct Interval {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
-// Merges intervals sorted by start into disjoint ones.
-std::vector<Interval> merge_sorted(const std::vector<Interval>& sorted);
-int64_t total_length(const std::vector<Interval>& disjoint);
-int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
-// Merges intervals in any order into disjoint ones sorted by start.
-std::vector<Interval> merge_unsorted(std::vector<Interval> intervals);
-// The part of disjoint, sorted intervals inside [start, end).
-std::vector<Interval> clip_disjoint(const std::vector<Interval>& disjoint, int64_t start, int64_t end);
 
 }  // namespace stepscope

@@ -1,8 +1,9 @@
-// Interval unions for the GPU analyses (and the trace-step phases): one
-// sweep over intervals sorted by start.
+// Interval unions (intervals.hpp) for the device analyses, the trace steps
+// and the diagnosis: one sweep over intervals sorted by start.
 #include <algorithm>
+#include <cstddef>
 
-#include "analyses/gpu.hpp"
+#include "analyses/intervals.hpp"
 
 namespace stepscope {
 
@@ -52,9 +53,9 @@ std::vector<Interval> merge_unsorted(std::vector<Interval> intervals) {
     std::vector<size_t> merged{0};
     for (size_t r = 0; r + 1 < runs.size(); r += 2) {
       size_t end = std::min(r + 2, runs.size() - 1);
-      std::inplace_merge(intervals.begin() + static_cast<ptrdiff_t>(runs[r]),
-                         intervals.begin() + static_cast<ptrdiff_t>(runs[r + 1]),
-                         intervals.begin() + static_cast<ptrdiff_t>(runs[end]), starts_before);
+      std::inplace_merge(intervals.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                         intervals.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                         intervals.begin() + static_cast<std::ptrdiff_t>(runs[end]), starts_before);
       merged.push_back(runs[end]);
     }
     runs = std::move(merged);

@@ -81,8 +81,11 @@ class NameClasses {
 struct Node {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t own_device_ns = 0;
-  int64_t device_total_ns = 0;
+  // The device time of its own launches until folding (merge_into_rows moves
+  // a merged child's onto its parent), then with its subtree's added
+  // (fold_into_rows). One field, not two: a row's self device time is then
+  // taken as its self CPU time is, each node's total less its children's.
+  int64_t device_ns = 0;
   SpanId span = 0;
   uint32_t group = 0;
   // Before merging (nest), then after merging only children into same-named
@@ -90,13 +93,13 @@ struct Node {
   uint32_t parent = kNone;
   uint32_t row = kNone;  // its row, unless merged
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
-  // whether there is exactly one). A byte keeps millions of nodes at 56 bytes.
+  // whether there is exactly one). Bytes keep millions of nodes at 48 bytes.
   uint8_t children = 0;
   SpanKind kind = SpanKind::kOther;
   bool merged = false;      // merged into its parent: not a row of its own
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
-static_assert(sizeof(Node) <= 56);
+static_assert(sizeof(Node) <= 48, "ops holds a node per host event: millions");
 
 // The nodes in torch's order, and where each thread's nodes begin (nesting
 // never crosses threads).
@@ -131,43 +134,44 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
   return out;
 }
 
-// Which launch belongs to which operator: the innermost cpu op at or above
-// each node, and each runtime call's node.
-struct Owners {
-  std::vector<uint32_t> of_node;  // the innermost op at or above each node, or kNone
-  std::vector<uint32_t> node_of_span;
-};
-
 // torch's _populate_cpu_children: a stack of open events per thread; an event
 // whose start is at or past the top's end, or whose end is past it, closes
 // the top. Sets each node's parent before merging, counts each parent's
 // children (0, 1, or 2 for more: merging asks only whether there is one),
-// and notes owners in the same pass (each pass over millions of nodes costs
-// memory bandwidth).
-Owners nest(HostNodes& host, size_t span_count) {
+// and notes in the same pass (each pass over millions of nodes costs memory
+// bandwidth) which operator each span's launches belong to: the innermost cpu
+// op at or above its node, carried on the stack with each open node (kNone
+// for a span with no node or no op above it).
+std::vector<uint32_t> nest(HostNodes& host, size_t span_count) {
   std::vector<Node>& nodes = host.nodes;
-  Owners owners{std::vector<uint32_t>(nodes.size(), kNone), std::vector<uint32_t>(span_count, kNone)};
-  std::vector<uint32_t> open;
+  std::vector<uint32_t> owner_of_span(span_count, kNone);
+  struct Open {
+    uint32_t node;
+    uint32_t owner;
+  };
+  std::vector<Open> open;
   for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
     open.clear();
     for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
       Node& node = nodes[i];
+      uint32_t parent_owner = kNone;
       while (!open.empty()) {
-        Node& top = nodes[open.back()];
+        Node& top = nodes[open.back().node];
         if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
           open.pop_back();
         } else {
-          node.parent = open.back();
+          node.parent = open.back().node;
+          parent_owner = open.back().owner;
           if (top.children < 2) top.children++;
           break;
         }
       }
-      open.push_back(i);
-      owners.of_node[i] = node.kind == SpanKind::kCpuOp ? i : (node.parent == kNone ? kNone : owners.of_node[node.parent]);
-      owners.node_of_span[node.span] = i;
+      uint32_t owner = node.kind == SpanKind::kCpuOp ? i : parent_owner;
+      open.push_back({i, owner});
+      owner_of_span[node.span] = owner;
     }
   }
-  return owners;
+  return owner_of_span;
 }
 
 // The device activity each host event launched itself: a device span's
@@ -175,12 +179,12 @@ Owners nest(HostNodes& host, size_t span_count) {
 // around it: Kineto gives the activity that op's External id. User annotations
 // do not count (in the NCCL trace of testdata, a kernel launched inside
 // "nccl:all_reduce" inside the op record_param_comms carries the op's id).
-void attach_device_time(const Run& run, const DeviceLaunches& launches, const Owners& owners,
+void attach_device_time(const Run& run, const DeviceLaunches& launches, const std::vector<uint32_t>& owner_of_span,
                         std::vector<Node>& nodes) {
   for (auto [device, launch] : launches.activity()) {
-    if (launch == kNoLaunch || owners.node_of_span[launch] == kNone) continue;
-    uint32_t op = owners.of_node[owners.node_of_span[launch]];
-    if (op != kNone) nodes[op].own_device_ns += duration(run.spans[device]);
+    if (launch == kNoLaunch) continue;
+    uint32_t op = owner_of_span[launch];
+    if (op != kNone) nodes[op].device_ns += duration(run.spans[device]);
   }
 }
 
@@ -252,11 +256,10 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
     uint32_t p = node.parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     node.parent = p;
-    node.device_total_ns = node.own_device_ns;
     if (p != kNone && nodes[p].group == node.group && nodes[p].children == 1) {
       node.merged = true;
       nodes[p].children = node.children;
-      nodes[p].own_device_ns = nodes[p].device_total_ns = node.own_device_ns;
+      nodes[p].device_ns = node.device_ns;  // torch: the parent takes the child's kernels
       continue;
     }
     OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
@@ -266,7 +269,8 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
 
 // Children after parents: walking backwards folds subtrees upwards, so each
 // node's device total is complete when it is reached and goes to its row;
-// a child's time is taken off its parent's row's self time.
+// a child's times are taken off its parent's row's self times (its own
+// device time is its total less its children's).
 void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];
@@ -275,11 +279,13 @@ void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
     row.calls++;
     row.cpu_total_ns += node.duration_ns();
     row.self_cpu_ns += node.duration_ns();
-    row.device_total_ns += node.device_total_ns;
-    row.self_device_ns += node.own_device_ns;
+    row.device_total_ns += node.device_ns;
+    row.self_device_ns += node.device_ns;
     if (node.parent == kNone) continue;
-    table[nodes[node.parent].row].self_cpu_ns -= node.duration_ns();
-    nodes[node.parent].device_total_ns += node.device_total_ns;
+    OpStats& parent_row = table[nodes[node.parent].row];
+    parent_row.self_cpu_ns -= node.duration_ns();
+    parent_row.self_device_ns -= node.device_ns;
+    nodes[node.parent].device_ns += node.device_ns;
   }
 }
 

@@ -71,7 +71,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus
     ProcessSummary& s = out[found->second];
     s.spans += track.spans;
     auto& [host, device] = host_device_spans[track.pid];
-    host += track.spans - track.device - track.other;
+    host += track.host_work();
     device += track.device;
     if (threads.insert({track.pid, track.tid}).second) ++s.threads;
   }

@@ -119,14 +119,6 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
   while (!open.empty()) close_top();
 }
 
-// A track that holds nothing but spans of kind other is a trace's own
-// bookkeeping (Kineto's "PyTorch Profiler (0)" range over the whole trace, on
-// its "Spans" track), not a CPU thread's work: its "self time" would be the
-// whole trace and top the profile.
-bool only_unknown_kinds(const Run& run, std::span<const SpanId> spans) {
-  return std::all_of(spans.begin(), spans.end(), [&](SpanId id) { return run.spans[id].kind == SpanKind::kOther; });
-}
-
 }  // namespace
 
 bool is_host_span(SpanKind kind) { return !runs_on_device(kind); }
@@ -170,7 +162,12 @@ Profile build_profile(const Run& run, const ProfileOptions& options, const HostS
   StackWeightTable weights;
   // The index's threads are distinct and ordered by (pid, tid), the order of the profile's.
   for (const HostSpansByThread::Thread& thread : host_spans->threads()) {
-    if (only_unknown_kinds(run, thread.spans)) continue;
+    // A thread of nothing but spans of kind other is a trace's own
+    // bookkeeping (Kineto's "PyTorch Profiler (0)" range over the whole
+    // trace, on its "Spans" track), not a CPU thread's work: its "self time"
+    // would be the whole trace and top the profile. The process summary
+    // calls such a process a trace track by the same count.
+    if (thread.host_work == 0) continue;
     profile_thread_spans(run, thread.spans, options, frames, profile.own_stacks_, weights);
     std::vector<StackWeight> stacks = weights.take();
     if (!stacks.empty()) profile.threads.push_back({.pid = thread.pid, .tid = thread.tid, .stacks = std::move(stacks)});

@@ -2,7 +2,13 @@
 
 namespace stepscope {
 
-SpanCensus::SpanCensus(const Run& run) {
+SpanCensus::SpanCensus() {
+  for (size_t kind = 0; kind < on_device_.size(); ++kind) {
+    on_device_[kind] = runs_on_device(static_cast<SpanKind>(kind));
+  }
+}
+
+SpanCensus::SpanCensus(const Run& run) : SpanCensus() {
   for (SpanId i = 0; i < run.spans.size(); ++i) add(i, run.spans[i]);
 }
 

@@ -21,12 +21,19 @@ struct CensusTrack {
   size_t spans = 0;
   size_t device = 0;  // runs_on_device
   size_t other = 0;   // SpanKind::kOther
-  size_t host() const { return spans - device; }  // is_host_span (kOther included)
+  // The spans the host span index holds (is_host_span: kOther included, as
+  // a profile or ops may look at them).
+  size_t not_on_device() const { return spans - device; }
+  // The host's work: neither device activity nor kOther (a trace's own
+  // bookkeeping such as Kineto's "Trace" range, unknown categories). A track
+  // or process with none is no CPU thread's, whatever kOther spans it holds:
+  // what the process summary's roles and the span profile both decide by.
+  size_t host_work() const { return spans - device - other; }
 };
 
 class SpanCensus {
  public:
-  SpanCensus() = default;
+  SpanCensus();
   explicit SpanCensus(const Run& run);  // a pass of its own
 
   // Counts span `id` (spans are added in trace order); returns its track's
@@ -35,7 +42,7 @@ class SpanCensus {
     uint32_t number = track_number(span);
     CensusTrack& track = tracks_[number];
     track.spans++;
-    track.device += runs_on_device(span.kind);
+    track.device += on_device_[static_cast<size_t>(span.kind)];
     track.other += span.kind == SpanKind::kOther;
     by_kind_[static_cast<size_t>(span.kind)]++;
     if (is_rare(span.kind)) ids_[static_cast<size_t>(span.kind)].push_back(id);
@@ -69,6 +76,8 @@ class SpanCensus {
   }
   uint32_t look_up(const Span& span);
 
+  // runs_on_device by kind, asked once per kind, not called per span.
+  std::array<bool, kSpanKindCount> on_device_{};
   std::vector<CensusTrack> tracks_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> number_of_;
   TrackKey last_{};

@@ -1,6 +1,7 @@
 #include "analyses/span_index.hpp"
 
 #include <algorithm>
+#include <array>
 #include <tuple>
 
 #include "analyses/nearly_sorted.hpp"
@@ -16,6 +17,7 @@ struct Entry {
   int64_t start_ns;
   int64_t end_ns;
   SpanId span;
+  uint32_t track;  // the census's number of its track (in what would be padding)
 };
 
 bool nesting_order(const Entry& a, const Entry& b) {
@@ -27,32 +29,44 @@ bool nesting_order(const Entry& a, const Entry& b) {
 }  // namespace
 
 HostSpansByThread::HostSpansByThread(const Run& run) {
-  // Counted in a first pass (the census, which other analyses read too),
-  // placed in a second (a counting sort by thread): no number per span kept
-  // in between, so no more memory than the entries.
-  for (SpanId i = 0; i < run.spans.size(); ++i) census_.add(i, run.spans[i]);
+  // One pass over the spans (millions of them, 64 bytes each) takes the
+  // census and copies the host spans' keys out in trace order; a counting
+  // sort by thread then moves the keys alone (24 bytes each).
+  std::array<bool, kSpanKindCount> host_kind{};  // asked once per kind, not called per span
+  for (size_t kind = 0; kind < host_kind.size(); ++kind) host_kind[kind] = is_host_span(static_cast<SpanKind>(kind));
+  std::vector<Entry> in_trace_order;
+  in_trace_order.reserve(run.spans.size());  // address space: pages are touched only as entries fill them
+  for (SpanId i = 0; i < run.spans.size(); ++i) {
+    const Span& span = run.spans[i];
+    uint32_t track = census_.add(i, span);
+    if (host_kind[static_cast<size_t>(span.kind)]) in_trace_order.push_back({span.start_ns, span.end_ns, i, track});
+  }
   const std::vector<CensusTrack>& tracks = census_.tracks();
   // The tracks with host spans, by (pid, tid): the threads.
   std::vector<uint32_t> by_key;
   for (uint32_t i = 0; i < tracks.size(); ++i) {
-    if (tracks[i].host() > 0) by_key.push_back(i);
+    if (tracks[i].not_on_device() > 0) by_key.push_back(i);
   }
   std::sort(by_key.begin(), by_key.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(tracks[a].pid, tracks[a].tid) < std::tie(tracks[b].pid, tracks[b].tid);
   });
   std::vector<size_t> begin(by_key.size() + 1, 0);  // of each thread by rank
-  for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].host();
-  std::vector<size_t> next(tracks.size());  // by track number
-  for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
-  std::vector<Entry> entries(begin.back());
-  for (SpanId i = 0; i < run.spans.size(); ++i) {
-    const Span& span = run.spans[i];
-    if (!is_host_span(span.kind)) continue;
-    entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
+  for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].not_on_device();
+  std::vector<Entry> entries;
+  if (by_key.size() == 1) {
+    entries = std::move(in_trace_order);  // one thread: in its order already
+  } else {
+    std::vector<size_t> next(tracks.size());  // by track number
+    for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
+    entries.resize(in_trace_order.size());
+    for (const Entry& entry : in_trace_order) entries[next[entry.track]++] = entry;
   }
+  // The keys in trace order are done with: their pages (touched already)
+  // serve as the sorts' merge buffer instead of fresh ones.
+  std::vector<Entry> scratch = std::move(in_trace_order);
+  scratch.clear();
   // A thread's spans come in trace order, which is mostly time order. One
   // merge buffer serves all threads (fresh pages cost a fault each).
-  std::vector<Entry> scratch;
   for (size_t r = 0; r < by_key.size(); ++r) {
     sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
                        [](const Entry& a, const Entry& b) { return nesting_order(a, b); }, scratch);
@@ -64,8 +78,9 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   threads_.reserve(by_key.size());
   for (size_t r = 0; r < by_key.size(); ++r) {
     const CensusTrack& track = tracks[by_key[r]];
-    threads_.push_back(
-        {track.pid, track.tid, std::span<const SpanId>(order_).subspan(begin[r], begin[r + 1] - begin[r])});
+    threads_.push_back({track.pid, track.tid,
+                        std::span<const SpanId>(order_).subspan(begin[r], begin[r + 1] - begin[r]),
+                        track.host_work()});
   }
 }
 

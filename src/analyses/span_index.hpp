@@ -25,6 +25,7 @@ class HostSpansByThread {
     int64_t pid = 0;
     int64_t tid = 0;
     std::span<const SpanId> spans;
+    size_t host_work = 0;  // its spans that are neither kOther nor on a device (CensusTrack::host_work)
   };
 
   explicit HostSpansByThread(const Run& run);

@@ -39,7 +39,7 @@ double resampled_ratio(const std::vector<RatioPoint>& points, SplitMix64& rng) {
 
 // The (1 - confidence) / 2 and (1 + confidence) / 2 quantiles, linearly
 // interpolated between order statistics.
-Interval percentile_interval(std::vector<double> values, double estimate, double confidence) {
+ConfidenceInterval percentile_interval(std::vector<double> values, double estimate, double confidence) {
   std::sort(values.begin(), values.end());
   auto quantile = [&](double q) {
     double rank = q * static_cast<double>(values.size() - 1);
@@ -54,7 +54,7 @@ Interval percentile_interval(std::vector<double> values, double estimate, double
 
 }  // namespace
 
-Interval bootstrap_ratio(const std::vector<RatioPoint>& points, const BootstrapOptions& options) {
+ConfidenceInterval bootstrap_ratio(const std::vector<RatioPoint>& points, const BootstrapOptions& options) {
   double estimate = ratio_of_sums(points);
   if (points.size() < 2 || options.resamples == 0) return {estimate, estimate, estimate};
   SplitMix64 rng(options.seed);
@@ -63,7 +63,7 @@ Interval bootstrap_ratio(const std::vector<RatioPoint>& points, const BootstrapO
   return percentile_interval(std::move(values), estimate, options.confidence);
 }
 
-Interval bootstrap_relative_change(const std::vector<RatioPoint>& base,
+ConfidenceInterval bootstrap_relative_change(const std::vector<RatioPoint>& base,
                                    const std::vector<RatioPoint>& cur,
                                    const BootstrapOptions& options) {
   double base_value = ratio_of_sums(base);

@@ -30,7 +30,7 @@ struct BootstrapOptions {
   uint64_t seed = 0x5eed5eedULL;
 };
 
-struct Interval {
+struct ConfidenceInterval {
   double estimate = 0;  // the statistic on the data itself
   double low = 0, high = 0;
 };
@@ -39,10 +39,10 @@ struct Interval {
 double ratio_of_sums(const std::vector<RatioPoint>& points);
 
 // The interval of ratio_of_sums over `points`.
-Interval bootstrap_ratio(const std::vector<RatioPoint>& points, const BootstrapOptions& options);
+ConfidenceInterval bootstrap_ratio(const std::vector<RatioPoint>& points, const BootstrapOptions& options);
 
 // The interval of the relative change cur / base - 1 of ratio_of_sums.
-Interval bootstrap_relative_change(const std::vector<RatioPoint>& base,
+ConfidenceInterval bootstrap_relative_change(const std::vector<RatioPoint>& base,
                                    const std::vector<RatioPoint>& cur,
                                    const BootstrapOptions& options);
 

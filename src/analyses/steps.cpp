@@ -1,6 +1,7 @@
 #include "analyses/steps.hpp"
 
 #include "analyses/device_activity.hpp"
+#include "analyses/intervals.hpp"
 #include "analyses/profiler_steps.hpp"
 #include "analyses/string_match.hpp"
 #include "analyses/trace_steps.hpp"
@@ -18,7 +19,6 @@ namespace stepscope {
 namespace {
 
 using ThreadKey = std::pair<int64_t, int64_t>;
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // sorted by start, not overlapping
 
 constexpr double kMsPerNs = 1e-6;
 
@@ -44,7 +44,7 @@ struct PhaseIndex {
   explicit PhaseIndex(const Run& run) {
     for (const Span& s : run.spans) {
       if (auto phase = phase_of(s.kind); phase && s.end_ns >= s.start_ns) {
-        by_thread[{s.pid, s.tid}][static_cast<size_t>(*phase)].emplace_back(s.start_ns, s.end_ns);
+        by_thread[{s.pid, s.tid}][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
       }
     }
     for (auto& [key, phases] : by_thread) {
@@ -60,11 +60,11 @@ struct PhaseIndex {
 
 // Time of `spans` inside [start, end).
 int64_t overlap_ns(const Intervals& spans, int64_t start, int64_t end) {
-  auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(start, int64_t{0}));
+  auto it = std::lower_bound(spans.begin(), spans.end(), Interval{start, 0});
   if (it != spans.begin()) --it;  // one that starts before may reach in
   int64_t total = 0;
-  for (; it != spans.end() && it->first < end; ++it) {
-    total += std::max<int64_t>(0, std::min(end, it->second) - std::max(start, it->first));
+  for (; it != spans.end() && it->start_ns < end; ++it) {
+    total += std::max<int64_t>(0, std::min(end, it->end_ns) - std::max(start, it->start_ns));
   }
   return total;
 }
@@ -311,7 +311,7 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
   std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   for (const Span& s : run.spans) {
     if (s.kind == SpanKind::kOther && worker_batch[s.name]) {
-      out[s.pid].emplace_back(s.start_ns, s.end_ns);
+      out[s.pid].push_back({s.start_ns, s.end_ns});
     }
   }
   for (auto& [pid, spans] : out) std::sort(spans.begin(), spans.end());

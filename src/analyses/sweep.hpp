@@ -21,8 +21,8 @@ struct SweepSettingRuns {
 struct SweepRow {
   std::string label;
   size_t runs = 0, steady_steps = 0, failed_runs = 0;
-  std::optional<Interval> samples_per_sec;
-  std::optional<Interval> step_time_ms;
+  std::optional<ConfidenceInterval> samples_per_sec;
+  std::optional<ConfidenceInterval> step_time_ms;
   std::optional<int64_t> peak_host_bytes, peak_device_bytes;
 };
 

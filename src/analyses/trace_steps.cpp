@@ -4,14 +4,12 @@
 #include <map>
 #include <set>
 
-#include "analyses/gpu.hpp"
+#include "analyses/intervals.hpp"
 #include "analyses/profiler_steps.hpp"
 
 namespace stepscope {
 
 namespace {
-
-using Intervals = std::vector<Interval>;  // sorted by start; disjoint once merged
 
 constexpr std::string_view kDataWaitPrefix = "enumerate(DataLoader)#";
 

@@ -20,7 +20,7 @@ std::string xml(std::string_view text) {
   return out;
 }
 
-const std::optional<Interval>& charted(const SweepResult& r, const SweepRow& row) {
+const std::optional<ConfidenceInterval>& charted(const SweepResult& r, const SweepRow& row) {
   return r.best_by == "samples_per_sec" ? row.samples_per_sec : row.step_time_ms;
 }
 
@@ -59,7 +59,7 @@ std::string svg_chart(const SweepResult& r) {
   return s;
 }
 
-std::string cell(const std::optional<Interval>& i) {
+std::string cell(const std::optional<ConfidenceInterval>& i) {
   return i ? fmt::format("{:.2f} [{:.2f}, {:.2f}]", i->estimate, i->low, i->high) : "-";
 }
 

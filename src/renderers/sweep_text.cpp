@@ -8,7 +8,7 @@ namespace stepscope {
 
 namespace {
 
-std::string with_interval(const std::optional<Interval>& i, const char* format) {
+std::string with_interval(const std::optional<ConfidenceInterval>& i, const char* format) {
   if (!i) return "-";
   return fmt::format("{} [{}, {}]", fmt::format(fmt::runtime(format), i->estimate),
                      fmt::format(fmt::runtime(format), i->low), fmt::format(fmt::runtime(format), i->high));

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "analyses/process_summary.hpp"
+#include "analyses/profile.hpp"
 #include "analyses/span_census.hpp"
 #include "analyses/span_index.hpp"
 
@@ -76,6 +77,52 @@ TEST(SpanCensus, TheIndexsCensusGivesTheSameProcessSummary) {
   for (const Span& s : run.spans) spans_of_1 += s.pid == 1;
   EXPECT_EQ(own[0].spans, spans_of_1);
   EXPECT_EQ(own[0].threads, 4u);
+}
+
+// kOther spans (a trace's bookkeeping, unknown categories) are in the host
+// span index, but are no host work: a process of nothing else is a trace
+// track in the summary, and its thread stays out of the span profile, both
+// by the census's count; one cpu op beside them makes both a host's.
+TEST(SpanCensus, KindOtherIsIndexedButIsNoHostWorkForTheSummaryNorTheProfile) {
+  stepscope::Run run;
+  run.metadata["source_format"] = "chrome_trace";
+  run.add_process(1, "Spans");
+  run.add_process(2, "python");
+  StringId trace = run.strings.intern("PyTorch Profiler (0)");
+  StringId op = run.strings.intern("aten::mm");
+  run.spans.push_back({.start_ns = 0, .end_ns = 100, .pid = 1, .tid = 1, .kind = SpanKind::kOther, .name = trace});
+  run.spans.push_back({.start_ns = 5, .end_ns = 8, .pid = 1, .tid = 1, .kind = SpanKind::kOther, .name = trace});
+  run.spans.push_back({.start_ns = 0, .end_ns = 50, .pid = 2, .tid = 7, .kind = SpanKind::kOther, .name = trace});
+  run.spans.push_back({.start_ns = 10, .end_ns = 20, .pid = 2, .tid = 7, .kind = SpanKind::kCpuOp, .name = op});
+  run.spans.push_back({.start_ns = 10, .end_ns = 20, .pid = 2, .tid = 9, .kind = SpanKind::kKernel, .name = op});
+
+  HostSpansByThread index(run);
+  ASSERT_EQ(index.threads().size(), 2u);
+  EXPECT_EQ(index.threads()[0].spans.size(), 2u);  // kOther is indexed
+  EXPECT_EQ(index.threads()[0].host_work, 0u);
+  EXPECT_EQ(index.threads()[1].spans.size(), 2u);
+  EXPECT_EQ(index.threads()[1].host_work, 1u);
+  for (const CensusTrack& track : index.census().tracks()) {
+    size_t indexed = 0, work = 0;
+    for (const Span& s : run.spans) {
+      if (s.pid != track.pid || s.tid != track.tid) continue;
+      indexed += is_host_span(s.kind);
+      work += is_host_span(s.kind) && s.kind != SpanKind::kOther;
+    }
+    EXPECT_EQ(track.not_on_device(), indexed);
+    EXPECT_EQ(track.host_work(), work);
+  }
+
+  std::vector<ProcessSummary> processes = summarize_processes(run, index.census());
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_EQ(processes[0].role, ProcessRole::kTraceTrack);
+  EXPECT_EQ(processes[1].role, ProcessRole::kHost);
+  Profile profile = build_profile(run, {}, &index);
+  ASSERT_EQ(profile.threads.size(), 1u);
+  EXPECT_EQ(profile.threads[0].pid, 2);
+  EXPECT_EQ(profile.threads[0].tid, 7);
+  // The kOther range is profiled on a host thread: 50 ns, 10 of them the op's.
+  EXPECT_EQ(profile.threads[0].total_ns(), 50);
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ TEST(Bootstrap, RatioOfSums) {
 TEST(Bootstrap, SameInputSameInterval) {
   SplitMix64 rng(1);
   auto a = steps(rng, 40, 1), b = steps(rng, 30, 1.1);
-  Interval first = bootstrap_relative_change(a, b, {});
-  Interval second = bootstrap_relative_change(a, b, {});
+  ConfidenceInterval first = bootstrap_relative_change(a, b, {});
+  ConfidenceInterval second = bootstrap_relative_change(a, b, {});
   EXPECT_EQ(first.low, second.low);
   EXPECT_EQ(first.high, second.high);
   EXPECT_LE(first.low, first.estimate);
@@ -54,7 +54,7 @@ TEST(Bootstrap, SameInputSameInterval) {
 
 TEST(Bootstrap, ConstantStepsHaveAPointInterval) {
   std::vector<RatioPoint> base(10, {20, 1}), cur(12, {26, 1});
-  Interval change = bootstrap_relative_change(base, cur, {});
+  ConfidenceInterval change = bootstrap_relative_change(base, cur, {});
   EXPECT_DOUBLE_EQ(change.estimate, 0.3);
   EXPECT_DOUBLE_EQ(change.low, 0.3);
   EXPECT_DOUBLE_EQ(change.high, 0.3);
@@ -68,7 +68,7 @@ TEST(Bootstrap, IntervalOfAMeanCoversTheTruth) {
   int covered = 0, trials = 200;
   BootstrapOptions options{.confidence = 0.9, .resamples = 500};
   for (int t = 0; t < trials; ++t) {
-    Interval i = bootstrap_ratio(steps(rng, 50, 1), options);
+    ConfidenceInterval i = bootstrap_ratio(steps(rng, 50, 1), options);
     if (i.low <= truth && truth <= i.high) ++covered;
   }
   double coverage = static_cast<double>(covered) / trials;
@@ -132,7 +132,7 @@ TEST(Bootstrap, FindsAThirtyPercentSlowdownAndIgnoresThreePercent) {
     for (double factor : {1.3, 1.03}) {
       auto cur = steps(rng, 40, factor, steady);
       double p = permutation_p_value(base, cur, 1000, 9);
-      Interval change = bootstrap_relative_change(base, cur, {.resamples = 1000});
+      ConfidenceInterval change = bootstrap_relative_change(base, cur, {.resamples = 1000});
       bool regressed = decide(change, p, 0.05, false, 0.05) == Verdict::kRegressed;
       (factor > 1.1 ? found : flagged_small) += regressed ? 1 : 0;
     }

@@ -1,0 +1,29 @@
+// Time intervals and their unions, the one spelling the analyses share (the
+// device analyses, the trace steps, the diagnosis' rules): half-open
+// [start_ns, end_ns), ordered by start, then end.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <vector>
+
+namespace stepscope {
+
+struct Interval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  auto operator<=>(const Interval&) const = default;  // by start, then end
+};
+using Intervals = std::vector<Interval>;
+
+// Merges intervals sorted by start into disjoint ones.
+Intervals merge_sorted(const Intervals& sorted);
+int64_t total_length(const Intervals& disjoint);
+// The time both lists cover (each disjoint and sorted).
+int64_t overlap_length(const Intervals& a, const Intervals& b);
+// Merges intervals in any order into disjoint ones sorted by start.
+Intervals merge_unsorted(Intervals intervals);
+// The part of disjoint, sorted intervals inside [start, end).
+Intervals clip_disjoint(const Intervals& disjoint, int64_t start, int64_t end);
+
+}  // namespace stepscope
