@@ -13,6 +13,7 @@
 
 #include "importers/json_text.hpp"
 #include "util/error.hpp"
+#include "util/mapped_file.hpp"
 
 namespace stepscope {
 
@@ -137,11 +138,26 @@ ScanBuffer ScanBuffer::make(size_t capacity) {
   return buffer;
 }
 
-TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size)
-    : input_(input), buffer_(ScanBuffer::make(chunk_size)) {}
+TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size) : input_(input) {
+  std::string_view whole = input_.take_mapped();
+  static_assert(MappedFile::kPadding >= kPadding);
+  if (whole.empty()) {
+    buffer_ = ScanBuffer::make(chunk_size);
+    data_ = buffer_.bytes.get();
+    return;
+  }
+  // Read in place: one "buffer" holding the whole input, never refilled.
+  mapped_ = true;
+  data_ = whole.data();
+  buffer_.capacity = end_ = whole.size();
+  input_ended_ = true;
+}
 
 TraceEventScanner::Piece TraceEventScanner::next() {
   piece_begin_ = pos_;  // the previous piece is no longer needed
+  // With a buffer exchange, pieces outlive this call: their reader drops
+  // the mapped pages instead (TraceEventPipeline).
+  if (mapped_ && exchange_ == nullptr) input_.release_mapped_before(data_ + piece_begin_);
   pre_read_ = false;
   switch (state_) {
     case State::kStart: return start();
@@ -160,7 +176,7 @@ TraceEventScanner::Piece TraceEventScanner::start() {
   int c = peek_non_space();
   while (c == 0xEF && end_ - pos_ < 3 && refill()) {
   }
-  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(buffer_.bytes.get() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(data_ + pos_, "\xEF\xBB\xBF", 3) == 0) {
     pos_ += 3;  // a UTF-8 byte order mark
     c = peek_non_space();
   }
@@ -268,7 +284,7 @@ TraceEventScanner::Piece TraceEventScanner::read_event() {
     throw InputError(fmt::format("{}: event #{}: is not a JSON object", input_.name(), index));
   }
   piece_begin_ = pos_;
-  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(buffer_.bytes.get() + pos_, end_ - pos_) : 0;
+  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(data_ + pos_, end_ - pos_) : 0;
   pre_read_ = length > 0;
   if (pre_read_) {
     pos_ += length;
@@ -303,7 +319,7 @@ std::string TraceEventScanner::read_key() {
   piece_begin_ = pos_;
   ++pos_;
   scan_balanced(true);
-  std::string_view body(buffer_.bytes.get() + piece_begin_ + 1, pos_ - piece_begin_ - 2);
+  std::string_view body(data_ + piece_begin_ + 1, pos_ - piece_begin_ - 2);
   if (body.find('\\') == std::string_view::npos) return std::string(body);
   std::string decoded;
   if (!decode_json_string(body, decoded)) fail_at(buffer_offset_ + piece_begin_, "invalid string key");
@@ -314,8 +330,8 @@ std::string TraceEventScanner::read_key() {
 
 int TraceEventScanner::peek_non_space() {
   for (;;) {
-    while (pos_ < end_ && is_space(buffer_.bytes[pos_])) ++pos_;
-    if (pos_ < end_) return static_cast<unsigned char>(buffer_.bytes[pos_]);
+    while (pos_ < end_ && is_space(data_[pos_])) ++pos_;
+    if (pos_ < end_) return static_cast<unsigned char>(data_[pos_]);
     piece_begin_ = pos_;  // callers mark a piece only after peeking
     if (!refill()) return -1;
   }
@@ -366,6 +382,7 @@ void TraceEventScanner::make_room() {
   } else {
     std::memmove(buffer_.bytes.get(), buffer_.bytes.get() + keep_from, kept);
   }
+  data_ = buffer_.bytes.get();
   buffer_offset_ += keep_from;
   end_ = kept;
   pos_ -= keep_from;
@@ -380,7 +397,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
   BalanceState state{0, in_string, false, in_string};
   for (;;) {
     if (pos_ >= end_ && !refill()) fail_truncated();
-    const char* data = buffer_.bytes.get();
+    const char* data = data_;
     for (size_t block = pos_; block < end_; block += 64) {
       size_t valid = std::min<size_t>(64, end_ - block);
       BlockBits bits = classify_block(data + block);
@@ -406,7 +423,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
 void TraceEventScanner::scan_scalar() {
   for (;;) {
     while (pos_ < end_) {
-      char c = buffer_.bytes[pos_];
+      char c = data_[pos_];
       if (c == ',' || c == '}' || c == ']' || is_space(c)) return;
       ++pos_;
     }
