@@ -119,6 +119,7 @@ class TraceEventScanner {
   void make_room();
   void scan_balanced(bool in_string);
   void scan_scalar();    // a number or literal, up to a delimiter
+  void prefetch_ahead();
 
   [[noreturn]] void fail_at(uint64_t offset, std::string_view what) const;
   [[noreturn]] void fail_here(std::string_view what) const;
@@ -128,6 +129,7 @@ class TraceEventScanner {
   ScanBuffer buffer_;           // bytes null when the input is mapped
   const char* data_ = nullptr;  // buffer_'s bytes, or the mapped input
   bool mapped_ = false;
+  size_t prefetched_ = 0;       // of a mapped input: lines up to here asked for
   ScanBufferExchange* exchange_ = nullptr;
   size_t end_ = 0;             // bytes of data in the buffer
   size_t pos_ = 0;             // the cursor
