@@ -23,7 +23,7 @@ class MappedFile {
   static constexpr size_t kPadding = 64;
   // Pages are dropped in steps of this many bytes: each step is a system
   // call and a TLB flush on every core the process runs on.
-  static constexpr size_t kReleaseStep = size_t{4} << 20;
+  static constexpr size_t kReleaseStep = size_t{2} << 20;
 
   // Maps `size` bytes of the open file `fd` (a regular file of at least
   // that size); nullopt when the system refuses (the caller then reads).
