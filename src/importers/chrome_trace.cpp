@@ -90,6 +90,7 @@ class ChromeTraceImporter {
     } else {
       import_through_scanner();
     }
+    input_.release_mapped();  // all read: the flow binding's peak without the input's last pages
     finish();
     return std::move(run_);
   }

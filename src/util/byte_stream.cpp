@@ -215,6 +215,10 @@ void ByteStream::release_mapped_before(const char* position) noexcept {
   if (mapped_ != nullptr) mapped_->release_before(position);
 }
 
+void ByteStream::release_mapped() noexcept {
+  if (mapped_ != nullptr) mapped_->release_all();
+}
+
 size_t ByteStream::read_raw(char* destination, size_t count) {
   if (count == 0) return 0;
   size_t n = 0;

@@ -60,6 +60,8 @@ class ByteStream {
   // view) from memory as the reader is done with them; they are read back
   // from the page cache if touched again. One caller at a time.
   void release_mapped_before(const char* position) noexcept;
+  // Drops every mapped page: the reader is done with the input.
+  void release_mapped() noexcept;
 
  private:
   ByteStream(std::unique_ptr<RawSource> raw, std::string name, uint64_t size_hint, MappedFile* mapped = nullptr);

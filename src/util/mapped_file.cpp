@@ -59,9 +59,15 @@ void MappedFile::release_before(const char* position) noexcept {
   if (position < data_ || position > data_ + size_) return;
   auto consumed = static_cast<size_t>(position - data_);
   size_t until = consumed / kReleaseStep * kReleaseStep;
-  if (until <= released_) return;
+  if (until <= released_ || until > mapped_) return;
   ::madvise(data_ + released_, until - released_, MADV_DONTNEED);  // kReleaseStep is page-aligned
   released_ = until;
+}
+
+void MappedFile::release_all() noexcept {
+  if (data_ == nullptr || released_ >= mapped_) return;
+  ::madvise(data_ + released_, mapped_ - released_, MADV_DONTNEED);
+  released_ = mapped_;
 }
 
 }  // namespace stepscope

@@ -42,6 +42,8 @@ class MappedFile {
   // in steps of kReleaseStep. Harmless if they are touched again: they are
   // read back from the page cache. Not thread-safe: one caller at a time.
   void release_before(const char* position) noexcept;
+  // Drops every page: the reader is done (what it kept, it copied).
+  void release_all() noexcept;
 
  private:
   MappedFile(char* data, size_t size, size_t mapped) : data_(data), size_(size), mapped_(mapped) {}

@@ -68,6 +68,9 @@ TEST(MappedFile, DroppedPagesAreReadBackWhenTouched) {
   mapped->release_before(data);  // going back drops nothing more
   mapped->release_before(data + contents.size());
   EXPECT_EQ(mapped->bytes(), contents);
+  mapped->release_all();
+  EXPECT_EQ(mapped->bytes(), contents);
+  EXPECT_EQ(mapped->bytes().data()[contents.size()], 0);
 }
 
 TEST(MappedFile, AMappedStreamHandsOverItsFileOnceAndReadsLikeAnyFile) {
