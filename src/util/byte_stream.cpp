@@ -30,9 +30,10 @@ class FileSource : public RawSource {
  public:
   FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   FileSource(const FileSource&) = delete;
-  int fd() const { return fd_; }
   FileSource& operator=(const FileSource&) = delete;
   ~FileSource() override { ::close(fd_); }
+
+  int fd() const { return fd_; }
 
   size_t read(char* destination, size_t count) override {
     for (;;) {
@@ -204,10 +205,14 @@ ByteStream& ByteStream::operator=(ByteStream&&) noexcept = default;
 ByteStream::~ByteStream() = default;
 
 std::string_view ByteStream::take_mapped() {
-  auto* source = static_cast<MappedSource*>(mapped_ != nullptr ? raw_.get() : nullptr);
-  if (source == nullptr || gzip_ || head_pos_ != 0 || !source->at(head_size_)) return {};
-  head_pos_ = head_size_;
-  source->skip_to_end();
+  if (mapped_ == nullptr || gzip_) return {};
+  if (!mapped_taken_) {
+    auto& source = static_cast<MappedSource&>(*raw_);  // what map_file made
+    if (head_pos_ != 0 || !source.at(head_size_)) return {};  // read() has handed some out
+    head_pos_ = head_size_;
+    source.skip_to_end();
+    mapped_taken_ = true;
+  }
   return mapped_->bytes();
 }
 

@@ -52,9 +52,11 @@ class ByteStream {
   const std::string& name() const { return name_; }
 
   // The whole input in place, when it is a file that map_file mapped and
-  // nothing of it has been read yet; empty otherwise. Zero bytes
-  // (MappedFile::kPadding) follow it. The stream then counts as read to its
-  // end; the view lives as long as the stream.
+  // read() has handed out none of it; empty otherwise. Zero bytes
+  // (MappedFile::kPadding) follow it. read() then counts the stream as read
+  // to its end; later calls give the same view (an import that could not
+  // start its reading thread starts over on one). The view lives as long as
+  // the stream.
   std::string_view take_mapped();
   // Drops the mapped pages wholly before `position` (in take_mapped()'s
   // view) from memory as the reader is done with them; they are read back
@@ -72,6 +74,7 @@ class ByteStream {
   uint64_t size_hint_ = 0;
   std::unique_ptr<GzipDecoder> gzip_;
   MappedFile* mapped_ = nullptr;  // raw_'s mapping, when it has one
+  bool mapped_taken_ = false;
   // Bytes read while sniffing the gzip magic, handed out before the rest.
   char head_[2] = {};
   size_t head_size_ = 0;
