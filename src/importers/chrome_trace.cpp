@@ -90,6 +90,7 @@ class ChromeTraceImporter {
     } else {
       import_through_scanner();
     }
+    input_.release_mapped();  // all read: the flow binding's peak without the input's last pages
     finish();
     return std::move(run_);
   }
@@ -533,7 +534,7 @@ Run import_chrome_trace_bytes(std::string_view json, const std::string& source_n
 }
 
 Run import_chrome_trace(const std::string& path, const ChromeTraceOptions& options) {
-  ByteStream input = ByteStream::open_file(path);
+  ByteStream input = ByteStream::map_file(path);
   return import_chrome_trace_stream(input, options);
 }
 

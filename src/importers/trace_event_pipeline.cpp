@@ -14,7 +14,10 @@ struct Cancelled {};
 }  // namespace
 
 TraceEventPipeline::TraceEventPipeline(ByteStream& input, size_t chunk_size, bool plain_reader)
-    : scanner_(input, std::max<size_t>(1, chunk_size / kBuffers)), plain_reader_(plain_reader), batches_(kBatches) {
+    : scanner_(input, std::max<size_t>(1, chunk_size / kBuffers)),
+      plain_reader_(plain_reader),
+      batches_(kBatches),
+      input_(input) {
   for (TraceEventBatch& batch : batches_) batch.pieces.reserve(kBatchPieces);
   scanner_.set_buffer_exchange(this);
   if (plain_reader_) scanner_.set_pre_reader(this);
@@ -202,6 +205,9 @@ const TraceEventBatch* TraceEventPipeline::next() {
 void TraceEventPipeline::finish_current() {
   TraceEventBatch& batch = *current_;
   current_ = nullptr;
+  // Later batches' pieces lie after this one's (the producer no longer
+  // reads the input before them), so a mapped input is done with up to here.
+  if (batch.size > 0) input_.release_mapped_before(batch.pieces[batch.size - 1].text);
   batch.size = 0;
   batch.keys.clear();
   batch.numbers.clear();

@@ -132,6 +132,7 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   bool cancelled_ = false;
 
   // The consumer's side.
+  ByteStream& input_;  // only to drop mapped pages the consumer is done with
   TraceEventBatch* current_ = nullptr;
   bool ended_ = false;
   size_t bad_span_args_ = 0;

@@ -13,6 +13,7 @@
 
 #include "importers/json_text.hpp"
 #include "util/error.hpp"
+#include "util/mapped_file.hpp"
 
 namespace stepscope {
 
@@ -29,24 +30,31 @@ struct BlockBits {
 };
 
 #if defined(__SSE2__)
-uint64_t bits_of(__m128i hits, int block) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits)) & 0xFFFFu) << (16 * block);
+// The bits of one 16-byte quarter of a block, at its place (kQuarter 0-3;
+// a constant, so the shifts are too: the compiler kept a variable one in a
+// loop, perf).
+template <int kQuarter>
+void classify_quarter(const char* data, BlockBits& bits) {
+  // c | 0x20 maps '[' and ']' onto '{' and '}', so each takes one compare.
+  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * kQuarter));
+  __m128i folded = _mm_or_si128(bytes, _mm_set1_epi8(0x20));
+  auto bits_of = [](__m128i hits) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits))) << (16 * kQuarter);
+  };
+  bits.quote |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')));
+  bits.backslash |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\')));
+  bits.open |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')));
+  bits.close |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('}')));
 }
 #endif
 
 BlockBits classify_block(const char* data) {
   BlockBits bits;
 #if defined(__SSE2__)
-  // c | 0x20 maps '[' and ']' onto '{' and '}', so each takes one compare.
-  const __m128i lower_bit = _mm_set1_epi8(0x20);
-  for (int block = 0; block < 4; ++block) {
-    __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * block));
-    __m128i folded = _mm_or_si128(bytes, lower_bit);
-    bits.quote |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), block);
-    bits.backslash |= bits_of(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\')), block);
-    bits.open |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('{')), block);
-    bits.close |= bits_of(_mm_cmpeq_epi8(folded, _mm_set1_epi8('}')), block);
-  }
+  classify_quarter<0>(data, bits);
+  classify_quarter<1>(data, bits);
+  classify_quarter<2>(data, bits);
+  classify_quarter<3>(data, bits);
 #else
   for (int i = 0; i < 64; ++i) {
     uint64_t bit = uint64_t{1} << i;
@@ -63,7 +71,13 @@ BlockBits classify_block(const char* data) {
 // Bit i = XOR of bits 0..i: with quote bits, 1 from an opening quote up to
 // (not including) its closing quote.
 uint64_t prefix_xor(uint64_t bits) {
-  for (int shift = 1; shift < 64; shift <<= 1) bits ^= bits << shift;
+  // Unrolled by hand: as a loop the compiler kept it, with variable shifts.
+  bits ^= bits << 1;
+  bits ^= bits << 2;
+  bits ^= bits << 4;
+  bits ^= bits << 8;
+  bits ^= bits << 16;
+  bits ^= bits << 32;
   return bits;
 }
 
@@ -137,11 +151,26 @@ ScanBuffer ScanBuffer::make(size_t capacity) {
   return buffer;
 }
 
-TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size)
-    : input_(input), buffer_(ScanBuffer::make(chunk_size)) {}
+TraceEventScanner::TraceEventScanner(ByteStream& input, size_t chunk_size) : input_(input) {
+  std::string_view whole = input_.take_mapped();
+  static_assert(MappedFile::kPadding >= kPadding);
+  if (whole.empty()) {
+    buffer_ = ScanBuffer::make(chunk_size);
+    data_ = buffer_.bytes.get();
+    return;
+  }
+  // Read in place: one "buffer" holding the whole input, never refilled.
+  mapped_ = true;
+  data_ = whole.data();
+  buffer_.capacity = end_ = whole.size();
+  input_ended_ = true;
+}
 
 TraceEventScanner::Piece TraceEventScanner::next() {
   piece_begin_ = pos_;  // the previous piece is no longer needed
+  // With a buffer exchange, pieces outlive this call: their reader drops
+  // the mapped pages instead (TraceEventPipeline).
+  if (mapped_ && exchange_ == nullptr) input_.release_mapped_before(data_ + piece_begin_);
   pre_read_ = false;
   switch (state_) {
     case State::kStart: return start();
@@ -160,7 +189,7 @@ TraceEventScanner::Piece TraceEventScanner::start() {
   int c = peek_non_space();
   while (c == 0xEF && end_ - pos_ < 3 && refill()) {
   }
-  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(buffer_.bytes.get() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+  if (c == 0xEF && end_ - pos_ >= 3 && std::memcmp(data_ + pos_, "\xEF\xBB\xBF", 3) == 0) {
     pos_ += 3;  // a UTF-8 byte order mark
     c = peek_non_space();
   }
@@ -268,7 +297,8 @@ TraceEventScanner::Piece TraceEventScanner::read_event() {
     throw InputError(fmt::format("{}: event #{}: is not a JSON object", input_.name(), index));
   }
   piece_begin_ = pos_;
-  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(buffer_.bytes.get() + pos_, end_ - pos_) : 0;
+  if (mapped_) prefetch_ahead();
+  size_t length = pre_reader_ != nullptr ? pre_reader_->pre_read(data_ + pos_, end_ - pos_) : 0;
   pre_read_ = length > 0;
   if (pre_read_) {
     pos_ += length;
@@ -303,7 +333,7 @@ std::string TraceEventScanner::read_key() {
   piece_begin_ = pos_;
   ++pos_;
   scan_balanced(true);
-  std::string_view body(buffer_.bytes.get() + piece_begin_ + 1, pos_ - piece_begin_ - 2);
+  std::string_view body(data_ + piece_begin_ + 1, pos_ - piece_begin_ - 2);
   if (body.find('\\') == std::string_view::npos) return std::string(body);
   std::string decoded;
   if (!decode_json_string(body, decoded)) fail_at(buffer_offset_ + piece_begin_, "invalid string key");
@@ -312,10 +342,19 @@ std::string TraceEventScanner::read_key() {
 
 // --- the cursor ------------------------------------------------------------
 
+// A mapped input comes from memory, not from a buffer a read() has just
+// filled (and left in the cache): each line is asked for a few events ahead.
+void TraceEventScanner::prefetch_ahead() {
+  constexpr size_t kAhead = 1024;
+  constexpr size_t kLine = 64;
+  size_t until = std::min(pos_ + kAhead, end_);
+  for (; prefetched_ < until; prefetched_ += kLine) __builtin_prefetch(data_ + prefetched_);
+}
+
 int TraceEventScanner::peek_non_space() {
   for (;;) {
-    while (pos_ < end_ && is_space(buffer_.bytes[pos_])) ++pos_;
-    if (pos_ < end_) return static_cast<unsigned char>(buffer_.bytes[pos_]);
+    while (pos_ < end_ && is_space(data_[pos_])) ++pos_;
+    if (pos_ < end_) return static_cast<unsigned char>(data_[pos_]);
     piece_begin_ = pos_;  // callers mark a piece only after peeking
     if (!refill()) return -1;
   }
@@ -366,6 +405,7 @@ void TraceEventScanner::make_room() {
   } else {
     std::memmove(buffer_.bytes.get(), buffer_.bytes.get() + keep_from, kept);
   }
+  data_ = buffer_.bytes.get();
   buffer_offset_ += keep_from;
   end_ = kept;
   pos_ -= keep_from;
@@ -380,7 +420,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
   BalanceState state{0, in_string, false, in_string};
   for (;;) {
     if (pos_ >= end_ && !refill()) fail_truncated();
-    const char* data = buffer_.bytes.get();
+    const char* data = data_;
     for (size_t block = pos_; block < end_; block += 64) {
       size_t valid = std::min<size_t>(64, end_ - block);
       BlockBits bits = classify_block(data + block);
@@ -406,7 +446,7 @@ void TraceEventScanner::scan_balanced(bool in_string) {
 void TraceEventScanner::scan_scalar() {
   for (;;) {
     while (pos_ < end_) {
-      char c = buffer_.bytes[pos_];
+      char c = data_[pos_];
       if (c == ',' || c == '}' || c == ']' || is_space(c)) return;
       ++pos_;
     }

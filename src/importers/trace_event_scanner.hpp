@@ -67,7 +67,8 @@ class TraceEventScanner {
   enum class Piece { kHeaderField, kEvent, kEnd };
 
   // `chunk_size` is the initial buffer size; the buffer grows only to hold
-  // a single piece larger than it.
+  // a single piece larger than it. A file that `input` has mapped
+  // (ByteStream::take_mapped) is read in place instead, with no buffer.
   explicit TraceEventScanner(ByteStream& input, size_t chunk_size = size_t{4} << 20);
   TraceEventScanner(const TraceEventScanner&) = delete;
   TraceEventScanner& operator=(const TraceEventScanner&) = delete;
@@ -88,7 +89,7 @@ class TraceEventScanner {
 
   // The raw JSON text of the current event or header value. At least
   // kPadding allocated bytes follow it.
-  std::string_view text() const { return {buffer_.bytes.get() + piece_begin_, piece_end_ - piece_begin_}; }
+  std::string_view text() const { return {data_ + piece_begin_, piece_end_ - piece_begin_}; }
   size_t padded_size() const { return buffer_.capacity + kPadding - piece_begin_; }
   // The decoded key of the current header field.
   std::string_view key() const { return key_; }
@@ -118,13 +119,17 @@ class TraceEventScanner {
   void make_room();
   void scan_balanced(bool in_string);
   void scan_scalar();    // a number or literal, up to a delimiter
+  void prefetch_ahead();
 
   [[noreturn]] void fail_at(uint64_t offset, std::string_view what) const;
   [[noreturn]] void fail_here(std::string_view what) const;
   [[noreturn]] void fail_truncated() const;
 
   ByteStream& input_;
-  ScanBuffer buffer_;
+  ScanBuffer buffer_;           // bytes null when the input is mapped
+  const char* data_ = nullptr;  // buffer_'s bytes, or the mapped input
+  bool mapped_ = false;
+  size_t prefetched_ = 0;       // of a mapped input: lines up to here asked for
   ScanBufferExchange* exchange_ = nullptr;
   size_t end_ = 0;             // bytes of data in the buffer
   size_t pos_ = 0;             // the cursor

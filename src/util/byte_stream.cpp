@@ -10,11 +10,13 @@
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/mapped_file.hpp"
 
 namespace stepscope {
 
@@ -31,6 +33,8 @@ class FileSource : public RawSource {
   FileSource& operator=(const FileSource&) = delete;
   ~FileSource() override { ::close(fd_); }
 
+  int fd() const { return fd_; }
+
   size_t read(char* destination, size_t count) override {
     for (;;) {
       ssize_t got = ::read(fd_, destination, std::min<size_t>(count, INT_MAX));
@@ -42,6 +46,28 @@ class FileSource : public RawSource {
  private:
   int fd_;
   std::string path_;
+};
+
+// A mapped file read as memory; what read() has passed is dropped from
+// memory as it goes, so a reader that copies keeps the RSS of one.
+class MappedSource : public RawSource {
+ public:
+  explicit MappedSource(MappedFile file) : file_(std::move(file)), rest_(file_.bytes()) {}
+  size_t read(char* destination, size_t count) override {
+    size_t n = std::min(count, rest_.size());
+    std::memcpy(destination, rest_.data(), n);
+    rest_.remove_prefix(n);
+    file_.release_before(rest_.data());
+    return n;
+  }
+  MappedFile& file() { return file_; }
+  // Whether read() has handed out nothing but the first `head` bytes.
+  bool at(size_t head) const { return rest_.size() + head == file_.bytes().size(); }
+  void skip_to_end() { rest_ = rest_.substr(rest_.size()); }
+
+ private:
+  MappedFile file_;
+  std::string_view rest_;
 };
 
 class MemorySource : public RawSource {
@@ -148,12 +174,23 @@ ByteStream ByteStream::open_file(const std::string& path) {
   return ByteStream(std::move(source), path, size);
 }
 
+ByteStream ByteStream::map_file(const std::string& path) {
+  ByteStream stream = open_file(path);
+  if (stream.gzip_ || stream.size_hint_ == 0) return stream;  // gzip, or not a regular file
+  const auto& file = static_cast<const FileSource&>(*stream.raw_);  // what open_file made
+  std::optional<MappedFile> mapped = MappedFile::map(file.fd(), stream.size_hint_);
+  if (!mapped) return stream;
+  auto source = std::make_unique<MappedSource>(std::move(*mapped));
+  MappedFile* mapping = &source->file();
+  return ByteStream(std::move(source), path, stream.size_hint_, mapping);
+}
+
 ByteStream ByteStream::from_memory(std::string_view bytes, const std::string& source_name) {
   return ByteStream(std::make_unique<MemorySource>(bytes), source_name, bytes.size());
 }
 
-ByteStream::ByteStream(std::unique_ptr<RawSource> raw, std::string name, uint64_t size_hint)
-    : raw_(std::move(raw)), name_(std::move(name)), size_hint_(size_hint) {
+ByteStream::ByteStream(std::unique_ptr<RawSource> raw, std::string name, uint64_t size_hint, MappedFile* mapped)
+    : raw_(std::move(raw)), name_(std::move(name)), size_hint_(size_hint), mapped_(mapped) {
   // Sniff the magic; a one-byte file needs a second read to be sure.
   while (head_size_ < 2) {
     size_t got = raw_->read(head_ + head_size_, 2 - head_size_);
@@ -166,6 +203,26 @@ ByteStream::ByteStream(std::unique_ptr<RawSource> raw, std::string name, uint64_
 ByteStream::ByteStream(ByteStream&&) noexcept = default;
 ByteStream& ByteStream::operator=(ByteStream&&) noexcept = default;
 ByteStream::~ByteStream() = default;
+
+std::string_view ByteStream::take_mapped() {
+  if (mapped_ == nullptr || gzip_) return {};
+  if (!mapped_taken_) {
+    auto& source = static_cast<MappedSource&>(*raw_);  // what map_file made
+    if (head_pos_ != 0 || !source.at(head_size_)) return {};  // read() has handed some out
+    head_pos_ = head_size_;
+    source.skip_to_end();
+    mapped_taken_ = true;
+  }
+  return mapped_->bytes();
+}
+
+void ByteStream::release_mapped_before(const char* position) noexcept {
+  if (mapped_ != nullptr) mapped_->release_before(position);
+}
+
+void ByteStream::release_mapped() noexcept {
+  if (mapped_ != nullptr) mapped_->release_all();
+}
 
 size_t ByteStream::read_raw(char* destination, size_t count) {
   if (count == 0) return 0;

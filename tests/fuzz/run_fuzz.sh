@@ -17,7 +17,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 if ! cmake --build "$build" >"$build.log" 2>&1; then
-    if grep -q "libclang_rt.fuzzer\|cannot find -l.*fuzzer\|fsanitize=fuzzer" "$build.log"; then
+    if grep -q "libclang_rt.fuzzer.*No such file\|cannot find -l.*fuzzer\|unsupported option.*fsanitize=fuzzer" "$build.log"; then
         echo "libFuzzer runtime not installed: skipping the fuzz run" >&2
         exit 77
     fi

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "importers/trace_event_pipeline.hpp"
 #include "run_difference.hpp"
 #include "util/error.hpp"
+#include "util/file_bytes.hpp"
 #include "kineto_testdata.hpp"
 
 namespace stepscope {
@@ -144,6 +146,61 @@ TEST(ChromeTraceTwoThreads, EveryTestTraceImportsAsOnOneThread) {
   EXPECT_GT(compared, 20u);
 }
 
+// A plain trace file is read in place from a mapping (util/mapped_file.hpp)
+// on either path; what it gives must be what the same text gives from
+// memory, read through the scanner's buffers.
+Outcome import_plain_file(const std::string& json, const ChromeTraceOptions& how) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / fmt::format("stepscope-plain-{}.json", ::getpid());
+  std::ofstream(path, std::ios::binary) << json;
+  Outcome outcome;
+  try {
+    outcome.run = import_chrome_trace(path.string(), how);
+    outcome.run.metadata["source"] = "trace.json";
+  } catch (const InputError& error) {
+    outcome.error = error.what();
+    if (size_t at = outcome.error.find(path.string()); at != std::string::npos) {
+      outcome.error.replace(at, path.string().size(), "trace.json");
+    }
+  }
+  std::filesystem::remove(path);
+  return outcome;
+}
+
+void expect_mapped_file_as_memory(const std::string& json, const std::string& what) {
+  Outcome memory = import_bytes(json, options(ImportThreads::kOne));
+  for (ImportThreads threads : {ImportThreads::kOne, ImportThreads::kTwo}) {
+    Outcome mapped = import_plain_file(json, options(threads));
+    EXPECT_EQ(mapped.error, memory.error) << what;
+    if (memory.error.empty() && mapped.error.empty()) {
+      EXPECT_EQ(test::run_difference(mapped.run, memory.run), "") << what;
+    }
+  }
+}
+
+TEST(ChromeTraceMappedFile, EveryTestTraceImportsAsFromMemory) {
+  const std::vector<std::string> traces = test::every_kineto_trace();
+  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
+  for (const std::string& name : traces) expect_mapped_file_as_memory(read_file_bytes(name), name);
+}
+
+TEST(ChromeTraceMappedFile, ErrorsAndTheEndOfTheFileAreAsFromMemory) {
+  size_t n = 3000;
+  std::string json = events(n);
+  expect_mapped_file_as_memory(json, "whole");
+  expect_mapped_file_as_memory(json.substr(0, json.size() / 2), "truncated");
+  expect_mapped_file_as_memory(json.substr(0, json.size() - 1), "no closing bracket");
+  expect_mapped_file_as_memory(events(n, 2000, R"json({"ph": "X", "ts": 1,, "dur": 1})json"), "syntax");
+  expect_mapped_file_as_memory(json + " x", "trailing");
+  expect_mapped_file_as_memory("\xEF\xBB\xBF" + json, "byte order mark");
+  // The last event's end at the very end of a page, so the reader's loads
+  // past it fall in the mapping's padding.
+  std::string ends_at_page = events(40);
+  ends_at_page.insert(1, 4096 - ends_at_page.size() % 4096, ' ');
+  ASSERT_EQ(ends_at_page.size() % 4096, 0u);
+  expect_mapped_file_as_memory(ends_at_page, "ends at a page's end");
+  expect_mapped_file_as_memory(ends_at_page.substr(0, ends_at_page.size() - 1), "cut at a page's end");
+}
+
 TEST(ChromeTraceTwoThreads, OddEventsAndWarningsAreTheSame) {
   // Events the plain reader declines (escapes, odd types) among plain ones,
   // so the consumer reads some itself, in order.
@@ -166,6 +223,8 @@ TEST(ChromeTraceTwoThreads, OddEventsAndWarningsAreTheSame) {
   }
   json += R"json(], "distributedInfo": {"rank": 3}, "baseTimeNanoseconds": 17})json";
   EXPECT_EQ(expect_same_on_two_threads(json), "");
+  // Repairs and simdjson's reads of a read-only mapping are the same too.
+  expect_mapped_file_as_memory(json, "odd events");
   std::string strict_error = expect_same_on_two_threads(json, true);
   EXPECT_NE(strict_error.find("strict import refused the trace: "), std::string::npos) << strict_error;
   stepscope::Run run = import_chrome_trace_bytes(json, "trace.json", options(ImportThreads::kTwo, 1000));
