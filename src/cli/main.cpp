@@ -7,10 +7,12 @@
 
 #include "cli/commands.hpp"
 #include "renderers/escape.hpp"
+#include "util/bus_error.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace stepscope;
+  exit_cleanly_on_bus_error();
   CLI::App app{"stepscope: why is my training step slow, and did my change make it faster?"};
   app.set_version_flag("--version", fmt::format("stepscope {}", STEPSCOPE_VERSION));
   app.require_subcommand(1);

@@ -6,7 +6,8 @@
 // resident part stays a few MB.
 //
 // If the file shrinks while mapped, touching a page past its new end
-// raises SIGBUS: the one risk a mapping adds over read().
+// raises SIGBUS: the one risk a mapping adds over read(). The CLI turns it
+// into a clear error (util/bus_error.hpp).
 #pragma once
 
 #include <cstddef>

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "chrome_trace_test_support.hpp"
+#include "util/bus_error.hpp"
 #include "util/byte_stream.hpp"
 #include "util/mapped_file.hpp"
 #include "util/unique_fd.hpp"
@@ -55,6 +56,25 @@ TEST(MappedFile, HoldsTheContentsWithZerosAfterThem) {
     EXPECT_EQ(mapped->bytes(), contents);
     for (size_t i = 0; i < MappedFile::kPadding; ++i) EXPECT_EQ(mapped->bytes().data()[size + i], 0) << size;
   }
+}
+
+// A trace rewritten in place while it is imported: the kernel's SIGBUS
+// becomes stepscope's one-line error and the status of bad input, not a crash.
+TEST(MappedFileDeathTest, AFileThatShrinksUnderItsMappingEndsInAClearError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  TempFile file(numbered_text(4 * page));
+  EXPECT_EXIT(
+      {
+        exit_cleanly_on_bus_error();
+        UniqueFd fd = UniqueFd::open_read_only(file.path().c_str());
+        std::optional<MappedFile> mapped = MappedFile::map(fd.get(), 4 * page);
+        if (!mapped || ::truncate(file.path().c_str(), 0) != 0) std::_Exit(9);
+        volatile char touched = mapped->bytes()[3 * page];
+        (void)touched;
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(2), "a file shrank while stepscope read it");
 }
 
 TEST(MappedFile, DroppedPagesAreReadBackWhenTouched) {
