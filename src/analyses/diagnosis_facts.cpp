@@ -256,21 +256,6 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
   }
 }
 
-}  // namespace
-
-std::optional<double> DiagnosisFacts::host_memory_capacity() const {
-  if (memory_total_bytes && cgroup_memory_limit_bytes) return std::min(*memory_total_bytes, *cgroup_memory_limit_bytes);
-  return memory_total_bytes ? memory_total_bytes : cgroup_memory_limit_bytes;
-}
-
-bool DiagnosisFacts::capacity_is_cgroup_limit() const {
-  return cgroup_memory_limit_bytes && (!memory_total_bytes || *cgroup_memory_limit_bytes < *memory_total_bytes);
-}
-
-double DiagnosisFacts::sample_share(uint64_t samples) const {
-  return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
-}
-
 // From the input's launches (the device activity in trace order), else from
 // a pass over the spans.
 Intervals device_busy(const DiagnosisInput& input) {
@@ -287,6 +272,21 @@ Intervals device_busy(const DiagnosisInput& input) {
     }
   }
   return merge_unsorted(std::move(busy));
+}
+
+}  // namespace
+
+std::optional<double> DiagnosisFacts::host_memory_capacity() const {
+  if (memory_total_bytes && cgroup_memory_limit_bytes) return std::min(*memory_total_bytes, *cgroup_memory_limit_bytes);
+  return memory_total_bytes ? memory_total_bytes : cgroup_memory_limit_bytes;
+}
+
+bool DiagnosisFacts::capacity_is_cgroup_limit() const {
+  return cgroup_memory_limit_bytes && (!memory_total_bytes || *cgroup_memory_limit_bytes < *memory_total_bytes);
+}
+
+double DiagnosisFacts::sample_share(uint64_t samples) const {
+  return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
 }
 
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {

@@ -3,7 +3,7 @@
 // that are rare in a trace and that the steps and the diagnosis look for
 // (steps and their phases, data waits, markers of kind other). The analyses
 // that need only those read a few ids instead of passing over millions of
-// spans; `report` builds it in the host span index's first pass.
+// spans; `report` takes it in the host span index's one pass over the spans.
 #pragma once
 
 #include <array>
@@ -42,7 +42,7 @@ class SpanCensus {
     uint32_t number = track_number(span);
     CensusTrack& track = tracks_[number];
     track.spans++;
-    track.device += on_device_[static_cast<size_t>(span.kind)];
+    track.device += on_device(span.kind);
     track.other += span.kind == SpanKind::kOther;
     by_kind_[static_cast<size_t>(span.kind)]++;
     if (is_rare(span.kind)) ids_[static_cast<size_t>(span.kind)].push_back(id);
@@ -56,6 +56,8 @@ class SpanCensus {
   }
 
   const std::vector<CensusTrack>& tracks() const { return tracks_; }
+  // runs_on_device(kind), from a table: for callers that ask per span.
+  bool on_device(SpanKind kind) const { return on_device_[static_cast<size_t>(kind)]; }
   size_t count(SpanKind kind) const { return by_kind_[static_cast<size_t>(kind)]; }
   // The ids of a rare kind in trace order: kStep, kDataWait, kForward,
   // kBackward, kOptimizer or kOther (any other kind: an empty list).

@@ -1,7 +1,6 @@
 #include "analyses/span_index.hpp"
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 
 #include "analyses/nearly_sorted.hpp"
@@ -32,14 +31,13 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   // One pass over the spans (millions of them, 64 bytes each) takes the
   // census and copies the host spans' keys out in trace order; a counting
   // sort by thread then moves the keys alone (24 bytes each).
-  std::array<bool, kSpanKindCount> host_kind{};  // asked once per kind, not called per span
-  for (size_t kind = 0; kind < host_kind.size(); ++kind) host_kind[kind] = is_host_span(static_cast<SpanKind>(kind));
   std::vector<Entry> in_trace_order;
   in_trace_order.reserve(run.spans.size());  // address space: pages are touched only as entries fill them
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
     uint32_t track = census_.add(i, span);
-    if (host_kind[static_cast<size_t>(span.kind)]) in_trace_order.push_back({span.start_ns, span.end_ns, i, track});
+    // is_host_span, from the census's table of kinds
+    if (!census_.on_device(span.kind)) in_trace_order.push_back({span.start_ns, span.end_ns, i, track});
   }
   const std::vector<CensusTrack>& tracks = census_.tracks();
   // The tracks with host spans, by (pid, tid): the threads.
