@@ -58,7 +58,8 @@ class ChromeTraceEventReader : public EventPreReader {
 
  private:
   size_t read_plain(const char* data, size_t available);
-  void parse(std::string_view text, size_t padded_size);
+  void parse(std::string_view text);
+  simdjson::error_code iterate_zero_padded(std::string& text);
   void read_fields(simdjson::ondemand::object& object);
   void read_field(std::string_view key, simdjson::ondemand::value value);
   std::string_view read_string(simdjson::ondemand::value& value, std::string_view key);
@@ -93,6 +94,7 @@ class ChromeTraceEventReader : public EventPreReader {
   bool args_read_ = false;         // args already consumed in place
   std::string_view args_json_;     // args seen before "ph", kept as text
   std::string key_scratch_;        // a key with escapes, decoded
+  std::string copy_;               // the event's text, padded for simdjson
   std::string repaired_;           // the event's text after repair_json_text
   std::deque<std::string> decoded_strings_;  // strings decoded here, per event
 };

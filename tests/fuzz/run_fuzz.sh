@@ -28,6 +28,7 @@ mkdir -p "$build/corpus"
 cd "$build"
 # -rss_limit_mb: the importer must not balloon on any input; -timeout: nor hang
 # (generous: a loaded CI machine can stall a process for seconds; a real
-# hang exceeds any bound).
-./fuzz_chrome_trace -max_total_time="$seconds" -timeout=60 -rss_limit_mb=1024 -max_len=65536 \
+# hang exceeds any bound). -error_exitcode: libFuzzer's default, 77, is the
+# status ctest reads as "skipped", which hid every crash from the suite.
+./fuzz_chrome_trace -max_total_time="$seconds" -timeout=60 -rss_limit_mb=1024 -max_len=65536 -error_exitcode=1 \
     -print_final_stats=1 "$build/corpus" "$here/corpus"
