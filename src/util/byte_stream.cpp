@@ -3,19 +3,17 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <functional>
 #include <optional>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/gzip_decoder.hpp"
 #include "util/mapped_file.hpp"
 
 namespace stepscope {
@@ -85,78 +83,6 @@ class MemorySource : public RawSource {
 };
 
 }  // namespace
-
-// Streaming inflate of one or more concatenated gzip members through a
-// fixed input buffer.
-class GzipDecoder {
- public:
-  using Fill = std::function<size_t(char*, size_t)>;
-
-  explicit GzipDecoder(const std::string& source_name) : source_name_(source_name), input_(1 << 20) {
-    // 16 + MAX_WBITS: expect a gzip header and trailer, not a zlib one.
-    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) fail("cannot initialise zlib");
-  }
-  GzipDecoder(const GzipDecoder&) = delete;
-  GzipDecoder& operator=(const GzipDecoder&) = delete;
-  ~GzipDecoder() { inflateEnd(&stream_); }
-
-  size_t read(char* destination, size_t count, const Fill& fill) {
-    size_t produced = 0;
-    while (produced < count && !finished_) {
-      if (stream_.avail_in == 0 && !refill(fill)) {
-        if (in_member_) fail("the data is truncated");
-        finished_ = true;
-        break;
-      }
-      if (!in_member_) start_member();
-      size_t out_chunk = std::min<size_t>(count - produced, UINT_MAX);
-      stream_.next_out = reinterpret_cast<Bytef*>(destination + produced);
-      stream_.avail_out = static_cast<uInt>(out_chunk);
-      uInt in_before = stream_.avail_in;
-      int status = inflate(&stream_, Z_NO_FLUSH);
-      consumed_ += in_before - stream_.avail_in;
-      produced += out_chunk - stream_.avail_out;
-      if (status == Z_STREAM_END) {
-        in_member_ = false;
-        if (inflateReset(&stream_) != Z_OK) fail("cannot reset zlib");
-      } else if (status != Z_OK && status != Z_BUF_ERROR) {
-        fail(stream_.msg != nullptr ? stream_.msg : fmt::format("zlib error {}", status));
-      }
-    }
-    return produced;
-  }
-
- private:
-  bool refill(const Fill& fill) {
-    size_t got = fill(input_.data(), input_.size());
-    stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
-    stream_.avail_in = static_cast<uInt>(got);
-    return got > 0;
-  }
-
-  // A member after the first must start with the magic too; anything else
-  // after a complete member is garbage, not silently ignored.
-  void start_member() {
-    if (stream_.avail_in >= 1 && stream_.next_in[0] != 0x1f) fail_garbage();
-    if (stream_.avail_in >= 2 && stream_.next_in[1] != 0x8b) fail_garbage();
-    in_member_ = true;
-  }
-
-  [[noreturn]] void fail_garbage() const {
-    fail(fmt::format("unexpected bytes after gzip member at byte {}", consumed_));
-  }
-
-  [[noreturn]] void fail(const std::string& why) const {
-    throw InputError(fmt::format("{}: corrupt gzip data: {}", source_name_, why));
-  }
-
-  std::string source_name_;
-  std::vector<char> input_;
-  z_stream stream_{};
-  uint64_t consumed_ = 0;
-  bool in_member_ = false;
-  bool finished_ = false;
-};
 
 bool is_gzip(std::string_view bytes) {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <unistd.h>
 
@@ -403,6 +404,19 @@ TEST(FileBytes, InflatesConcatenatedGzipMembers) {
   EXPECT_EQ(run.spans.size(), 1u);
 }
 
+TEST(FileBytes, InflatesAMemberThatStartsPastTheDecodersInputBuffer) {
+  // The first member's compressed bytes outrun the decoder's 1 MB input
+  // buffer, so the second starts in a later refill, after bytes the inflater
+  // may have read ahead of the first one's trailer.
+  std::mt19937 random(7);
+  std::string first(size_t{3} << 20, '\0');
+  for (char& c : first) c = static_cast<char>(random());
+  std::string second = "and the second member";
+  TempDir dir;
+  write_file(dir.file("two.gz"), gzip(first) + gzip(second));
+  EXPECT_TRUE(read_file_bytes(dir.file("two.gz").string()) == first + second);
+}
+
 TEST(FileBytes, ReportsMissingAndCorruptFiles) {
   TempDir dir;
   std::string missing = dir.file("missing.json").string();
@@ -419,13 +433,22 @@ TEST(FileBytes, ReportsMissingAndCorruptFiles) {
   corrupt[13] = static_cast<char>(corrupt[13] ^ 0x55);
   write_file(dir.file("corrupt.gz"), corrupt);
   write_file(dir.file("garbage-after.gz"), packed + "junk");
-  for (const char* name : {"truncated.gz", "corrupt.gz", "garbage-after.gz"}) {
+  // The trailer's CRC-32 and length are checked.
+  for (size_t from_end : {8, 1}) {
+    std::string bad = packed;
+    bad[bad.size() - from_end] = static_cast<char>(bad[bad.size() - from_end] ^ 0x01);
+    write_file(dir.file(from_end == 8 ? "bad-crc.gz" : "bad-length.gz"), bad);
+  }
+  for (const char* name : {"truncated.gz", "corrupt.gz", "garbage-after.gz", "bad-crc.gz", "bad-length.gz"}) {
     std::string path = dir.file(name).string();
     try {
       read_file_bytes(path);
       ADD_FAILURE() << name << " read without error";
     } catch (const InputError& error) {
       EXPECT_EQ(std::string(error.what()).rfind(path + ": corrupt gzip data: ", 0), 0u) << error.what();
+      if (std::string(name).rfind("bad-", 0) == 0) {
+        EXPECT_NE(std::string(error.what()).find("incorrect checksum or length"), std::string::npos) << error.what();
+      }
     }
   }
   EXPECT_THROW(read_file_bytes(dir.file("").string()), InputError);  // a directory
