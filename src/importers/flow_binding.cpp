@@ -61,6 +61,9 @@ struct EndLess {
 
 // The endpoints of each track in time order (then trace order): keys[begin[t]
 // .. begin[t+1]) are track t's. Endpoints of kNoTrack are left out.
+// Made in the one pass over the endpoints that also numbers them (`index`)
+// and marks them unbound (a pass over a million endpoints costs memory
+// bandwidth).
 struct TrackEnds {
   std::vector<uint32_t> begin;
   std::vector<EndKey> keys;
@@ -69,7 +72,7 @@ struct TrackEnds {
   }
 };
 
-TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, const std::vector<FlowEndpoint>& endpoints) {
+TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, std::vector<FlowEndpoint>& endpoints) {
   TrackEnds ends;
   ends.begin.assign(tracks + 1, 0);
   for (uint32_t track : track_of) {
@@ -78,8 +81,11 @@ TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, co
   for (size_t t = 0; t < tracks; ++t) ends.begin[t + 1] += ends.begin[t];
   ends.keys.resize(ends.begin[tracks]);
   std::vector<uint32_t> next(ends.begin.begin(), ends.begin.end() - 1);
-  for (uint32_t i = 0; i < track_of.size(); ++i) {
-    if (track_of[i] != kNoTrack) ends.keys[next[track_of[i]]++] = {endpoints[i].ts_ns, i, endpoints[i].binds_enclosing};
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    FlowEndpoint& e = endpoints[i];
+    e.index = i;
+    e.bound = kNoSpan;
+    if (i < track_of.size() && track_of[i] != kNoTrack) ends.keys[next[track_of[i]]++] = {e.ts_ns, i, e.binds_enclosing};
   }
   for (uint32_t t = 0; t < tracks; ++t) {
     sort_nearly_sorted(std::span<EndKey>(ends.keys).subspan(ends.begin[t], ends.begin[t + 1] - ends.begin[t]), EndLess{});
@@ -507,11 +513,7 @@ size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<F
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
-  if (endpoints.empty()) return counts;  // spares ordering every span
-  for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    endpoints[i].index = i;
-    endpoints[i].bound = kNoSpan;
-  }
+  if (endpoints.empty()) return counts;  // spares a pass over every span
   bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
   SortedFlows sorted = sort_by_flow(endpoints);
   counts.unbound = endpoints.size() - sorted.keys.size();
