@@ -71,11 +71,6 @@ DeviceLaunches::DeviceLaunches(const Run& run) {
   // over millions of spans are bound by memory, not by the work per span.
   std::vector<LaunchFinder::Call> calls;
   std::vector<int64_t> correlations;  // of each activity_
-  // Room for every span: pages are touched only as entries fill them, where
-  // regrowing would copy each list and touch its pages twice.
-  calls.reserve(run.spans.size());
-  correlations.reserve(run.spans.size());
-  activity_.reserve(run.spans.size());
   ProfilerStepFinder steps(run.strings);
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
