@@ -97,13 +97,15 @@ TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, st
 //
 // Kineto puts every endpoint at the start of its slice. When slices of the
 // endpoint's track start exactly at its time, Chrome's rules pick among
-// those alone: the enclosing slice is the innermost of the slices around the
-// time, the last in nesting order (by start, longer first, trace order), and
-// none of the others starts later; the next slice is the first in that
-// order that starts at or after it. So a pass over the slices in trace order,
-// each looked up among its track's endpoint times, binds without ordering a
-// million slices. A track where some endpoint finds no slice starting at its
-// time is bound by the sweep below instead.
+// those alone: the enclosing slice is the last, in nesting order (by start,
+// longer first, trace order), of the slices around the time (the sweep's
+// stack keeps every one of them), so one that starts at the time: the
+// shortest of those, the last in the trace among equals; the next slice is
+// the first in that order starting at or after the time: the longest of
+// those starting at it, the first among equals. So a pass over the slices in
+// trace order, each looked up among its track's endpoint times, binds
+// without ordering a million slices. A track where some endpoint finds no
+// slice starting at its time is bound by the sweep below instead.
 
 // Of the slices starting at one endpoint time: the innermost of those that
 // enclose it (the shortest, the last in the trace among equals) and the
