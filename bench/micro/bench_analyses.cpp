@@ -6,7 +6,8 @@
 // 508 MB, as bench/import_trace.py --keep-trace writes it). Figures in
 // bench/README.md ("The analyses after the import", "... side by side",
 // "... with fewer passes and sorts", "The analyses' and the flow binding's
-// CPU", "The analyses' passes and the flow binding, again").
+// CPU", "The analyses' passes and the flow binding, again", "The flow binding
+// at slice starts").
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -121,13 +122,16 @@ BENCHMARK(BM_AnalysesStepsAndDiagnosis)->Unit(benchmark::kMillisecond);
 // The flow binding the importer runs after reading (bind_flows), on the
 // endpoints the trace's flows had: each flow's start and end at the start of
 // the slice it binds to (where Kineto writes them), in the order of those
-// slices in the trace, tracks numbered by (pid, tid).
+// slices in the trace, tracks numbered by (pid, tid). `past_start` moves
+// every endpoint 1 ns into its slice, where (mostly) no slice starts:
+// the tracks are then bound by the sort and sweep, the path for other
+// producers' traces.
 struct FlowInput {
   FlowTracks tracks;
   std::vector<FlowEndpoint> endpoints;
 };
 
-FlowInput flow_input(const Run& run) {
+FlowInput flow_input(const Run& run, bool past_start = false) {
   FlowInput in;
   std::map<std::pair<int64_t, int64_t>, uint32_t> number;
   auto track_of = [&](const Span& s) {
@@ -140,7 +144,8 @@ FlowInput flow_input(const Run& run) {
     for (bool start : {true, false}) {
       const Span& s = run.spans[start ? flow.from : flow.to];
       FlowEndpoint e{.kind = flow.kind, .bound = 0, .id = static_cast<int64_t>(f), .index = 0, .id_is_text = false,
-                     .is_start = start, .binds_enclosing = true, .pid = s.pid, .tid = s.tid, .ts_ns = s.start_ns};
+                     .is_start = start, .binds_enclosing = true, .pid = s.pid, .tid = s.tid,
+                     .ts_ns = s.start_ns + (past_start ? 1 : 0)};
       placed.emplace_back(start ? flow.from : flow.to, e);
     }
   }
@@ -153,11 +158,10 @@ FlowInput flow_input(const Run& run) {
   return in;
 }
 
-// The argument: 1 for binding on two threads (as the import does), 0 for one.
-void BM_BindFlows(benchmark::State& state) {
-  if (!have_trace(state)) return;
+// Binds a copy of `input` per iteration. The argument: 1 for binding on two
+// threads (as the import does), 0 for one.
+void bind_flows_of(benchmark::State& state, const FlowInput& input) {
   const Run& run = *trace_run();
-  static const FlowInput input = flow_input(run);
   for (auto _ : state) {
     state.PauseTiming();
     FlowInput in = input;
@@ -169,7 +173,21 @@ void BM_BindFlows(benchmark::State& state) {
   }
   state.counters["endpoints"] = static_cast<double>(input.endpoints.size());
 }
+
+void BM_BindFlows(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  static const FlowInput input = flow_input(*trace_run());
+  bind_flows_of(state, input);
+}
 BENCHMARK(BM_BindFlows)->Arg(0)->Arg(1)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The same with the endpoints 1 ns past their slices' starts (the sweep).
+void BM_BindFlowsPastStarts(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  static const FlowInput input = flow_input(*trace_run(), true);
+  bind_flows_of(state, input);
+}
+BENCHMARK(BM_BindFlowsPastStarts)->Arg(0)->Arg(1)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace stepscope

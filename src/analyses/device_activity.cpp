@@ -154,6 +154,7 @@ DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& lau
   activity.profiler_steps = steps.distinct;
   activity.complete_steps_only = steps.distinct >= 2;
   activity.complete_step_ns = std::move(steps.complete_ns);
+  activity.events.reserve(launches.activity().size());
   for (auto [i, launch] : launches.activity()) {
     const Span& span = run.spans[i];
     if (activity.complete_steps_only) {

@@ -1,6 +1,8 @@
 #include "analyses/diagnosis.hpp"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -9,6 +11,7 @@
 #include "analyses/device_activity.hpp"
 #include "analyses/diagnosis_facts.hpp"
 #include "analyses/diagnosis_rules.hpp"
+#include "analyses/side_by_side.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -90,8 +93,18 @@ Diagnosis diagnose(const DiagnosisInput& given) {
   if (!input.host_spans) input.host_spans = &own.emplace(input.run);
   Diagnosis out;
   DiagnosisFacts facts = gather_diagnosis_facts(input);
-  for (Rule rule : kRules) {
-    if (auto finding = rule(input, facts)) out.findings.push_back(std::move(*finding));
+  // Each rule is a pure function of the input and the facts. Added in their
+  // order, so that of rules that fail, the first one's error is the error
+  // (as one after another), and their findings kept in that order.
+  std::array<std::optional<Finding>, std::size(kRules)> found;
+  SideBySide work;
+  for (size_t r = 0; r < std::size(kRules); ++r) work.add([&, r] { found[r] = kRules[r](input, facts); });
+  // Two at most: on a trace, one rule (python_overhead, a walk over the step
+  // thread's spans) takes most of the time and a second thread the others;
+  // more would only start threads.
+  work.run(std::min<size_t>(input.threads, 2));
+  for (std::optional<Finding>& finding : found) {
+    if (finding) out.findings.push_back(std::move(*finding));
   }
   rank_findings(out.findings);
   if (!facts.primary) {

@@ -57,6 +57,10 @@ struct DiagnosisInput {
   // it (report shares it); null: the rules that need the activity find it
   // in a pass over the spans.
   const DeviceLaunches* launches = nullptr;
+  // The threads the rules may run on side by side (the caller's included):
+  // the report's last analysis, which the others' threads would otherwise
+  // watch. The findings are the same on any number.
+  size_t threads = 1;
 };
 
 struct Diagnosis {

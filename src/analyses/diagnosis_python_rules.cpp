@@ -120,7 +120,12 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSp
       if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {
         if (step_thread) thread_busy.add(s.start_ns, s.end_ns);
       } else if (s.kind == SpanKind::kCpuOp && !names.annotation(s.name)) {
-        if (!ops) ops = &out.ops_by_thread[s.tid];
+        if (!ops) {
+          ops = &out.ops_by_thread[s.tid];
+          // Room for all of the thread's spans: pages are touched only as
+          // pointers fill them, where regrowing would copy and touch twice.
+          ops->reserve(thread.spans.size());
+        }
         ops->push_back(&s);
         thread_busy.add(s.start_ns, s.end_ns);
       } else if (s.kind == SpanKind::kRuntimeCall) {

@@ -24,7 +24,7 @@ std::string rank_label(const GpuRank& rank) {
 //   steps, processes, device analyses ── diagnosis
 // The indexes first (the others wait for them), then the analyses, the
 // longer ones (ops, the device analyses) before the diagnosis, which waits
-// for its inputs.
+// for its inputs and, last, runs its rules on the threads free by then.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options, size_t threads) {
   Report report;
@@ -67,7 +67,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     work.wait_for(steps_done);
     work.wait_for(gpu_done);
     report.diagnosis =
-        diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches});
+        diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches, threads});
   });
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
@@ -98,7 +98,8 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     work.wait_for(launches_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu), diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches})};
+    out.diagnosis = {rank_label(out.gpu),
+                     diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads})};
   });
   work.run(threads);
   return out;

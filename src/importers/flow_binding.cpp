@@ -22,24 +22,26 @@ namespace {
 constexpr SpanId kNoSpan = std::numeric_limits<SpanId>::max();
 constexpr uint32_t kNoTrack = kNoFlowTrack;
 
-// Items grouped by track with a counting sort: order[begin[t] .. begin[t+1])
-// are track t's items, in their original order. Items of kNoTrack are left out.
+// Items of the wanted tracks grouped by track with a counting sort:
+// order[begin[t] .. begin[t+1]) are track t's items, in their original order.
 struct ByTrack {
   std::vector<uint32_t> begin;
   std::vector<uint32_t> order;
 };
 
-ByTrack group_by_track(const std::vector<uint32_t>& track_of, size_t tracks) {
+ByTrack group_by_track(const std::vector<uint32_t>& track_of, const std::vector<uint8_t>& wanted) {
+  size_t tracks = wanted.size();
+  auto is_wanted = [&](uint32_t track) { return track != kNoTrack && wanted[track]; };
   ByTrack grouped;
   grouped.begin.assign(tracks + 1, 0);
   for (uint32_t track : track_of) {
-    if (track != kNoTrack) ++grouped.begin[track + 1];
+    if (is_wanted(track)) ++grouped.begin[track + 1];
   }
   for (size_t t = 0; t < tracks; ++t) grouped.begin[t + 1] += grouped.begin[t];
   grouped.order.resize(grouped.begin[tracks]);
   std::vector<uint32_t> next(grouped.begin.begin(), grouped.begin.end() - 1);
   for (uint32_t item = 0; item < track_of.size(); ++item) {
-    if (track_of[item] != kNoTrack) grouped.order[next[track_of[item]]++] = item;
+    if (is_wanted(track_of[item])) grouped.order[next[track_of[item]]++] = item;
   }
   return grouped;
 }
@@ -49,6 +51,7 @@ struct EndKey {
   uint32_t index;  // in the endpoints
   bool binds_enclosing;
 };
+static_assert(sizeof(EndKey) == 16);
 
 struct EndLess {
   bool operator()(const EndKey& a, const EndKey& b) const {
@@ -56,28 +59,129 @@ struct EndLess {
   }
 };
 
-// Binds the endpoints of one track (`ends`, in time order) to its slices
-// (span ids by start, outer (longer) slices first), by one sweep with a
-// stack of the slices open at the current time.
-void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices, const std::vector<EndKey>& ends,
-                std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
-  open.clear();
-  size_t next = 0;
-  for (const EndKey& end : ends) {
-    if (!end.binds_enclosing) {
-      // The next slice: the first starting at or after the endpoint.
-      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
-                                    [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
-      if (found != slices.end()) endpoints[end.index].bound = *found;
-      continue;
+// The endpoints of each track in time order (then trace order): keys[begin[t]
+// .. begin[t+1]) are track t's. Endpoints of kNoTrack are left out.
+// Made in the one pass over the endpoints that also numbers them (`index`)
+// and marks them unbound (a pass over a million endpoints costs memory
+// bandwidth).
+struct TrackEnds {
+  std::vector<uint32_t> begin;
+  std::vector<EndKey> keys;
+  std::span<const EndKey> of(uint32_t track) const {
+    return std::span<const EndKey>(keys).subspan(begin[track], begin[track + 1] - begin[track]);
+  }
+};
+
+TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, std::vector<FlowEndpoint>& endpoints) {
+  TrackEnds ends;
+  ends.begin.assign(tracks + 1, 0);
+  for (uint32_t track : track_of) {
+    if (track != kNoTrack) ++ends.begin[track + 1];
+  }
+  for (size_t t = 0; t < tracks; ++t) ends.begin[t + 1] += ends.begin[t];
+  ends.keys.resize(ends.begin[tracks]);
+  std::vector<uint32_t> next(ends.begin.begin(), ends.begin.end() - 1);
+  for (uint32_t i = 0; i < endpoints.size(); ++i) {
+    FlowEndpoint& e = endpoints[i];
+    e.index = i;
+    e.bound = kNoSpan;
+    if (i < track_of.size() && track_of[i] != kNoTrack) ends.keys[next[track_of[i]]++] = {e.ts_ns, i, e.binds_enclosing};
+  }
+  for (uint32_t t = 0; t < tracks; ++t) {
+    sort_nearly_sorted(std::span<EndKey>(ends.keys).subspan(ends.begin[t], ends.begin[t + 1] - ends.begin[t]), EndLess{});
+  }
+  return ends;
+}
+
+// --- The slices that start where an endpoint is --------------------------
+//
+// Kineto puts every endpoint at the start of its slice. When slices of the
+// endpoint's track start exactly at its time, Chrome's rules pick among
+// those alone: the enclosing slice is the last, in nesting order (by start,
+// longer first, trace order), of the slices around the time (the sweep's
+// stack keeps every one of them), so one that starts at the time: the
+// shortest of those, the last in the trace among equals; the next slice is
+// the first in that order starting at or after the time: the longest of
+// those starting at it, the first among equals. So a pass over the slices in
+// trace order, each looked up among its track's endpoint times, binds
+// without ordering a million slices. A track where some endpoint finds no
+// slice starting at its time is bound by the sweep below instead.
+
+// Of the slices starting at one endpoint time: the innermost of those that
+// enclose it (the shortest, the last in the trace among equals) and the
+// outermost (the longest, the first among equals).
+struct StartingSlices {
+  SpanId innermost = kNoSpan;
+  SpanId outermost = kNoSpan;
+};
+
+// std::lower_bound's answer for `ts` in `keys`, searched outwards from `near`
+// (steps of 1, 2, 4, ..., then a binary search in the last step): a track's
+// slices come mostly in time order, so the answer is mostly at `near` or
+// just past it.
+size_t lower_bound_near(std::span<const EndKey> keys, size_t near, int64_t ts) {
+  auto before = [](const EndKey& key, int64_t t) { return key.ts_ns < t; };
+  size_t low = 0, high = keys.size();  // the answer is in [low, high]
+  if (near < keys.size() && keys[near].ts_ns < ts) {
+    low = near + 1;
+    size_t step = 1;
+    while (low + step - 1 < keys.size() && keys[low + step - 1].ts_ns < ts) {
+      low += step;
+      step *= 2;
     }
-    for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
-      int64_t start = spans[slices[next]].start_ns;
-      while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
-      open.push_back(slices[next]);
+    high = std::min(low + step - 1, keys.size());
+  } else {
+    high = std::min(near, keys.size());
+    size_t step = 1;
+    while (high >= step && keys[high - step].ts_ns >= ts) {
+      high -= step;
+      step *= 2;
     }
-    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) endpoints[end.index].bound = open.back();
+    low = high >= step ? high - step + 1 : 0;
+  }
+  return static_cast<size_t>(std::lower_bound(keys.begin() + static_cast<std::ptrdiff_t>(low),
+                                              keys.begin() + static_cast<std::ptrdiff_t>(high), ts, before) -
+                             keys.begin());
+}
+
+// Notes the slices among spans [first, last) that start at an endpoint time
+// of their track, at the first key of that time (`found` parallels
+// ends.keys).
+void find_starting_slices(const std::vector<Span>& spans, const std::vector<uint32_t>& track_of_span, SpanId first,
+                          SpanId last, const TrackEnds& ends, std::vector<StartingSlices>& found) {
+  std::vector<size_t> near(ends.begin.size() - 1, 0);  // by track: where its last search ended
+  for (SpanId i = first; i < last; ++i) {
+    uint32_t track = track_of_span[i];
+    if (track == kNoTrack || ends.begin[track] == ends.begin[track + 1]) continue;
+    std::span<const EndKey> keys = ends.of(track);
+    const Span& slice = spans[i];
+    size_t at = lower_bound_near(keys, near[track], slice.start_ns);
+    near[track] = at;
+    if (at == keys.size() || keys[at].ts_ns != slice.start_ns) continue;
+    StartingSlices& starting = found[ends.begin[track] + at];
+    // Ids ascend: among equal ends, the innermost is the latest, the outermost the first.
+    if (slice.end_ns >= slice.start_ns &&
+        (starting.innermost == kNoSpan || slice.end_ns <= spans[starting.innermost].end_ns)) {
+      starting.innermost = i;
+    }
+    if (starting.outermost == kNoSpan || slice.end_ns > spans[starting.outermost].end_ns) starting.outermost = i;
+  }
+}
+
+// `later`'s finds (of spans after all of `earlier`'s) joined into `earlier`.
+void join_starting_slices(const std::vector<Span>& spans, std::vector<StartingSlices>& earlier,
+                          const std::vector<StartingSlices>& later) {
+  for (size_t k = 0; k < earlier.size(); ++k) {
+    StartingSlices& to = earlier[k];
+    const StartingSlices& from = later[k];
+    if (from.innermost != kNoSpan &&
+        (to.innermost == kNoSpan || spans[from.innermost].end_ns <= spans[to.innermost].end_ns)) {
+      to.innermost = from.innermost;
+    }
+    if (from.outermost != kNoSpan &&
+        (to.outermost == kNoSpan || spans[from.outermost].end_ns > spans[to.outermost].end_ns)) {
+      to.outermost = from.outermost;
+    }
   }
 }
 
@@ -104,17 +208,79 @@ void side_by_side(First first, Second second) {
   if (error) std::rethrow_exception(error);
 }
 
-// The tracks with endpoints, largest first (slices and endpoints to
-// order), handed out one at a time to whichever thread is free: tracks are
+// Binds every endpoint whose time some slice of its track starts at; returns,
+// by track, whether the track holds an endpoint that none does (those are
+// left to the sweep).
+std::vector<uint8_t> bind_at_slice_starts(const std::vector<Span>& spans, const std::vector<uint32_t>& track_of_span,
+                                          const TrackEnds& ends, std::vector<FlowEndpoint>& endpoints,
+                                          bool two_threads) {
+  std::vector<StartingSlices> found(ends.keys.size());
+  auto count = static_cast<SpanId>(std::min(spans.size(), track_of_span.size()));
+  if (two_threads) {
+    // The spans in two halves; the second half's finds join the first's.
+    std::vector<StartingSlices> found_later(ends.keys.size());
+    SpanId middle = count / 2;
+    side_by_side([&] { find_starting_slices(spans, track_of_span, middle, count, ends, found_later); },
+                 [&] { find_starting_slices(spans, track_of_span, 0, middle, ends, found); });
+    join_starting_slices(spans, found, found_later);
+  } else {
+    find_starting_slices(spans, track_of_span, 0, count, ends, found);
+  }
+  std::vector<uint8_t> needs_sweep(ends.begin.size() - 1, 0);
+  for (uint32_t t = 0; t + 1 < ends.begin.size(); ++t) {
+    size_t first_of_time = ends.begin[t];
+    for (size_t k = ends.begin[t]; k < ends.begin[t + 1]; ++k) {
+      const EndKey& key = ends.keys[k];
+      if (ends.keys[first_of_time].ts_ns != key.ts_ns) first_of_time = k;
+      const StartingSlices& starting = found[first_of_time];
+      SpanId bound = key.binds_enclosing ? starting.innermost : starting.outermost;
+      if (bound == kNoSpan) {
+        needs_sweep[t] = 1;
+        break;
+      }
+      endpoints[key.index].bound = bound;
+    }
+  }
+  return needs_sweep;
+}
+
+// --- The sweep, for any endpoint --------------------------------------------
+
+// Binds the endpoints of one track (`ends`, in time order) to its slices
+// (span ids by start, outer (longer) slices first), by one sweep with a
+// stack of the slices open at the current time.
+void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices, std::span<const EndKey> ends,
+                std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
+  open.clear();
+  size_t next = 0;
+  for (const EndKey& end : ends) {
+    if (!end.binds_enclosing) {
+      // The next slice: the first starting at or after the endpoint.
+      auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
+                                    [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
+      if (found != slices.end()) endpoints[end.index].bound = *found;
+      continue;
+    }
+    for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
+      int64_t start = spans[slices[next]].start_ns;
+      while (!open.empty() && spans[open.back()].end_ns < start) open.pop_back();
+      open.push_back(slices[next]);
+    }
+    while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
+    if (!open.empty()) endpoints[end.index].bound = open.back();
+  }
+}
+
+// The tracks to sweep, largest first (slices and endpoints to order),
+// handed out one at a time to whichever thread is free: tracks are
 // independent, and a few large ones (a thread's operators, a busy stream)
 // hold most of the work.
 class TrackQueue {
  public:
-  TrackQueue(const ByTrack& span_groups, const ByTrack& end_groups) {
+  TrackQueue(const ByTrack& span_groups, const TrackEnds& ends, const std::vector<uint8_t>& wanted) {
     std::vector<std::pair<size_t, uint32_t>> by_work;  // (work, track)
-    for (uint32_t t = 0; t + 1 < end_groups.begin.size(); ++t) {
-      size_t ends = end_groups.begin[t + 1] - end_groups.begin[t];
-      if (ends > 0) by_work.emplace_back(ends + span_groups.begin[t + 1] - span_groups.begin[t], t);
+    for (uint32_t t = 0; t < wanted.size(); ++t) {
+      if (wanted[t]) by_work.emplace_back(ends.of(t).size() + span_groups.begin[t + 1] - span_groups.begin[t], t);
     }
     std::sort(by_work.begin(), by_work.end(), std::greater<>());
     for (const auto& [work, track] : by_work) tracks_.push_back(track);
@@ -132,8 +298,8 @@ class TrackQueue {
 };
 
 // Binds the endpoints of the tracks it takes from `queue` until none is left.
-void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByTrack& end_groups, TrackQueue& queue,
-                 std::vector<FlowEndpoint>& endpoints) {
+void sweep_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const TrackEnds& ends, TrackQueue& queue,
+                  std::vector<FlowEndpoint>& endpoints) {
   // By start, outer (longer) slices first, then trace order. The ids are
   // sorted in place (a track may hold a million slices: copies of their
   // times would add tens of MB to the import's peak).
@@ -144,43 +310,37 @@ void bind_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const ByT
   };
   // Kept from track to track: the largest tracks come first, so each is
   // allocated about once (fresh pages cost a fault each).
-  std::vector<EndKey> ends;
   std::vector<SpanId> open;
   std::vector<uint32_t> scratch;
   for (uint32_t t = queue.take(); t != kNoTrack; t = queue.take()) {
-    ends.clear();
-    ends.reserve(end_groups.begin[t + 1] - end_groups.begin[t]);
-    for (uint32_t i = end_groups.begin[t]; i < end_groups.begin[t + 1]; ++i) {
-      const FlowEndpoint& end = endpoints[end_groups.order[i]];
-      ends.push_back(EndKey{end.ts_ns, end_groups.order[i], end.binds_enclosing});
-    }
     std::span<uint32_t> slices(span_groups.order.data() + span_groups.begin[t],
                                span_groups.begin[t + 1] - span_groups.begin[t]);
     // Kineto writes most tracks in time order, with a few items out of place,
     // or in a few stretches (a trace of several profiling windows in a
     // stretch per window; the 508 MB trace of bench/ two per window).
     sort_nearly_sorted(slices, slice_less, scratch);
-    sort_nearly_sorted(std::span<EndKey>(ends), EndLess{});
-    bind_track(spans, slices, ends, endpoints, open);
+    bind_track(spans, slices, ends.of(t), endpoints, open);
   }
 }
 
 // Sets the bound span of every endpoint that has one (the others keep
-// kNoSpan). Only tracks with endpoints are ordered, each on its own.
+// kNoSpan): at the slices starting at their times where that binds all of
+// a track's endpoints, else by a sweep over the track's ordered slices.
 void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                     bool two_threads) {
-  ByTrack span_groups = group_by_track(tracks.of_spans, tracks.count);
-  tracks.of_spans = {};  // spare its memory from here on
-  ByTrack end_groups = group_by_track(tracks.of_endpoints, tracks.count);
-  tracks.of_endpoints = {};
-
+  TrackEnds ends = ends_by_track(tracks.of_endpoints, tracks.count, endpoints);
+  tracks.of_endpoints = {};  // spare its memory from here on
+  std::vector<uint8_t> needs_sweep = bind_at_slice_starts(spans, tracks.of_spans, ends, endpoints, two_threads);
+  if (std::find(needs_sweep.begin(), needs_sweep.end(), 1) == needs_sweep.end()) return;
+  ByTrack span_groups = group_by_track(tracks.of_spans, needs_sweep);
+  tracks.of_spans = {};
   // Each endpoint's `bound` is written by the one thread binding its track.
-  TrackQueue queue(span_groups, end_groups);
-  auto bind = [&] { bind_tracks(spans, span_groups, end_groups, queue, endpoints); };
+  TrackQueue queue(span_groups, ends, needs_sweep);
+  auto sweep = [&] { sweep_tracks(spans, span_groups, ends, queue, endpoints); };
   if (two_threads) {
-    side_by_side(bind, bind);
+    side_by_side(sweep, sweep);
   } else {
-    bind();
+    sweep();
   }
 }
 
@@ -355,11 +515,7 @@ size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<F
 FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
-  if (endpoints.empty()) return counts;  // spares ordering every span
-  for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    endpoints[i].index = i;
-    endpoints[i].bound = kNoSpan;
-  }
+  if (endpoints.empty()) return counts;  // spares a pass over every span
   bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
   SortedFlows sorted = sort_by_flow(endpoints);
   counts.unbound = endpoints.size() - sorted.keys.size();

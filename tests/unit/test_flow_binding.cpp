@@ -1,7 +1,8 @@
 // bind_flows against a plain reference: the same rules written with full
-// sorts and no shortcuts (the algorithm before the nearly-sorted slice order
-// and the radix sort of flow keys), on random tracks and endpoints in random
-// and in nearly sorted order, on one thread and on two.
+// sorts and no shortcuts (the algorithm before the nearly-sorted slice order,
+// the radix sort of flow keys and the binding at slice starts), on random
+// tracks and endpoints in random and in nearly sorted order, endpoints
+// anywhere or at slice starts, on one thread and on two.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,8 +115,10 @@ void shuffle_together(std::vector<T>& items, std::vector<uint32_t>& tracks, std:
 // Tracks of nested slices (with ties and a few overlaps), written in time
 // order with a few out of place or in a random order; flows of a few kinds
 // whose ids come ascending, descending or at random, some numeric and
-// negative, some text, endpoints at slice starts or anywhere.
-Case random_case(std::mt19937& random, size_t tracks, bool shuffled) {
+// negative, some text, endpoints anywhere, or (as Kineto writes them) at the
+// start of a slice of their track: all of them, or all but about one in 30.
+enum class Endpoints { kAnywhere, kAtStarts, kMostlyAtStarts };
+Case random_case(std::mt19937& random, size_t tracks, bool shuffled, Endpoints where = Endpoints::kAnywhere) {
   Case c;
   c.tracks.count = tracks + 1;  // the last track has no spans
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(random); };
@@ -157,8 +160,17 @@ Case random_case(std::mt19937& random, size_t tracks, bool shuffled) {
       endpoint.is_start = uniform(0, 2) == 0;
       endpoint.binds_enclosing = endpoint.is_start || uniform(0, 4) > 0;
       endpoint.ts_ns = uniform(0, 200);
+      uint32_t track = uniform(0, 9) == 0 ? kNoFlowTrack : static_cast<uint32_t>(uniform(0, tracks));
+      bool at_start = where == Endpoints::kAtStarts || (where == Endpoints::kMostlyAtStarts && uniform(0, 30) > 0);
+      if (at_start) {
+        std::vector<int64_t> starts;
+        for (size_t s = 0; s < c.spans.size(); ++s) {
+          if (c.tracks.of_spans[s] == track) starts.push_back(c.spans[s].start_ns);
+        }
+        if (!starts.empty()) endpoint.ts_ns = starts[static_cast<size_t>(uniform(0, static_cast<int64_t>(starts.size()) - 1))];
+      }
       c.endpoints.push_back(endpoint);
-      c.tracks.of_endpoints.push_back(uniform(0, 9) == 0 ? kNoFlowTrack : static_cast<uint32_t>(uniform(0, tracks)));
+      c.tracks.of_endpoints.push_back(track);
     }
   }
   if (shuffled) shuffle_together(c.endpoints, c.tracks.of_endpoints, random);
@@ -173,8 +185,13 @@ bool same_flows(const std::vector<Flow>& a, const std::vector<Flow>& b) {
 
 TEST(BindFlows, MatchesThePlainReferenceOnRandomTraces) {
   std::mt19937 random(7);
-  for (int round = 0; round < 400; ++round) {
-    Case c = random_case(random, 1 + round % 4, round % 3 == 0);
+  for (int round = 0; round < 800; ++round) {
+    // Half the rounds with endpoints at slice starts: bound where slices
+    // start, and by the sweep on the tracks where one endpoint is elsewhere.
+    Endpoints where = round % 4 == 1 ? Endpoints::kAtStarts
+                      : round % 4 == 3 ? Endpoints::kMostlyAtStarts
+                                       : Endpoints::kAnywhere;
+    Case c = random_case(random, 1 + round % 5, round % 3 == 0, where);
     Reference expected = reference_flows(c.spans, c.tracks, c.endpoints);
     for (bool two_threads : {false, true}) {
       std::vector<FlowEndpoint> endpoints = c.endpoints;
