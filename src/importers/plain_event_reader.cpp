@@ -47,7 +47,7 @@ class Cursor {
   }
 
   // Whether `c`, one space and something else (no white space) are at p.
-  // The byte after the two may be the first of the read-ahead.
+  // Loads 3 bytes from p (at most end_): past the end, the read-ahead.
   bool usual_separator(const char* p, char c) const {
     uint16_t two = 0;
     std::memcpy(&two, p, 2);
