@@ -35,6 +35,26 @@ class Cursor {
     return p;
   }
 
+  // p past `c` and the white space around it; nullptr when `c` is not next.
+  // Kineto writes ": " and ", " (and [1, 2, 3]): that form is matched with
+  // one compare, where the loops of skip_space took a quarter of the
+  // reader's instructions (cachegrind).
+  const char* separator(const char* p, char c) const {
+    if (usual_separator(p, c)) return p + 2;
+    p = skip_space(p);
+    if (p >= end_ || *p != c) return nullptr;
+    return skip_space(p + 1);
+  }
+
+  // Whether `c`, one space and something else (no white space) are at p.
+  // Loads 3 bytes from p (at most end_): past the end, the read-ahead.
+  bool usual_separator(const char* p, char c) const {
+    uint16_t two = 0;
+    std::memcpy(&two, p, 2);
+    return end_ - p >= 2 && two == static_cast<uint16_t>(static_cast<unsigned char>(c) | (' ' << 8)) &&
+           static_cast<unsigned char>(p[2]) > ' ';
+  }
+
   // The first byte at or after p that is '"', '\\', a control character or
   // not ASCII; end_ when there is none.
   const char* find_string_special(const char* p) const { return json_scan::find_string_special(p, end_); }
@@ -100,22 +120,20 @@ class Cursor {
     return after;
   }
 
-  // A plain integer (no fraction, no exponent, at most 18 digits, not -0).
+  // A plain integer (no fraction, no exponent, at most 18 digits, not -0),
+  // read in one pass (pids, tids and correlations: three per event).
   const char* integer(const char* p, int64_t& value) const {
-    std::string_view text;
-    const char* after = number(p, text);
-    if (after == nullptr) return nullptr;
-    bool negative = text[0] == '-';
-    std::string_view digits = text.substr(negative ? 1 : 0);
-    if (digits.size() > kMaxIntegerDigits) return nullptr;
-    int64_t magnitude = 0;
-    for (char c : digits) {
-      if (!is_digit(c)) return nullptr;
-      magnitude = magnitude * 10 + (c - '0');
-    }
+    bool negative = p < end_ && *p == '-';
+    const char* digits = negative ? p + 1 : p;
+    const char* q = digits;
+    uint64_t magnitude = 0;  // wraps harmlessly past 19 digits: refused below
+    for (; q < end_ && is_digit(*q); ++q) magnitude = magnitude * 10 + static_cast<uint64_t>(*q - '0');
+    auto count = static_cast<size_t>(q - digits);
+    if (count == 0 || count > kMaxIntegerDigits || (count > 1 && *digits == '0')) return nullptr;
+    if (q < end_ && (*q == '.' || *q == 'e' || *q == 'E')) return nullptr;  // not plain, or not JSON
     if (negative && magnitude == 0) return nullptr;
-    value = negative ? -magnitude : magnitude;
-    return after;
+    value = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    return q;
   }
 
   const char* literal(const char* p, std::string_view word) const {
@@ -145,11 +163,13 @@ class Cursor {
     for (;;) {
       if (close == '}') {
         if (p >= end_ || *p != '"' || (p = skip_string(p)) == nullptr) return nullptr;
-        p = skip_space(p);
-        if (p >= end_ || *p != ':') return nullptr;
-        p = skip_space(p + 1);
+        if ((p = separator(p, ':')) == nullptr) return nullptr;
       }
       if ((p = skip_value(p, depth + 1)) == nullptr) return nullptr;
+      if (usual_separator(p, ',')) {
+        p += 2;
+        continue;
+      }
       p = skip_space(p);
       if (p >= end_) return nullptr;
       if (*p == close) return p + 1;
@@ -167,11 +187,12 @@ class Cursor {
     if (p < end_ && *p == '}') return p + 1;
     for (;;) {
       std::string_view key;
-      if ((p = plain_string(p, key)) == nullptr) return nullptr;
-      p = skip_space(p);
-      if (p >= end_ || *p != ':') return nullptr;
-      p = skip_space(p + 1);
+      if ((p = plain_string(p, key)) == nullptr || (p = separator(p, ':')) == nullptr) return nullptr;
       if ((p = on_member(key, p)) == nullptr) return nullptr;
+      if (usual_separator(p, ',')) {
+        p += 2;
+        continue;
+      }
       p = skip_space(p);
       if (p >= end_) return nullptr;
       if (*p == '}') return p + 1;

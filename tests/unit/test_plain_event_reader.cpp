@@ -124,6 +124,87 @@ TEST(PlainEventReader, DeclinesWhatSimdjsonMustRead) {
   EXPECT_GT(read_plain(R"({"ph": "X", "ts": 1, "dur": 1, "note": "a\"b\u00e9"})").length, 0u);
 }
 
+// Kineto's separators (": " and ", ") are matched at once; any other white
+// space around them reads the same, and a cut anywhere is declined.
+TEST(PlainEventReader, ReadsSeparatorsWithAnyWhiteSpace) {
+  const std::string kineto =
+      R"j({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"grid": [1, 2, 3], "x": {"a": 1, "b": [ ]}, "correlation": 9}})j";
+  PlainRead reference = read_plain(kineto);
+  ASSERT_EQ(reference.length, kineto.size());
+  EXPECT_EQ(reference.args.correlation, 9);
+  for (const std::string& space : {"", " ", "  ", "\n    ", "\t", " \r\n"}) {
+    for (const std::string& separator : {": ", ", "}) {
+      // Every such separator written with `space` after its character.
+      std::string event;
+      for (size_t i = 0; i < kineto.size(); ++i) {
+        if (kineto.compare(i, 2, separator) == 0) {
+          event += separator[0] + space;
+          ++i;
+        } else {
+          event += kineto[i];
+        }
+      }
+      PlainRead read = read_plain(event);
+      ASSERT_EQ(read.length, event.size()) << event;
+      EXPECT_EQ(read.fields.name, "k");
+      EXPECT_EQ(read.fields.tid.number, 7);
+      EXPECT_EQ(read.fields.dur_ns, 2000);
+      EXPECT_EQ(read.args.correlation, 9) << event;
+    }
+  }
+  for (size_t available = 0; available < kineto.size(); ++available) {
+    std::string padded = kineto + std::string(PlainEventReader::kReadAhead, '\0');
+    EventFields fields;
+    EventArgs args;
+    PlainEventCounts counts;
+    EXPECT_EQ(PlainEventReader().read(padded.data(), available, fields, args, counts), 0u) << available;
+  }
+  for (const std::string& invalid : {R"({"ph": "X", "ts": 1, "dur": 1, "args": {"grid": [1, ]}})",
+                                     R"({"ph": "X", "ts": 1, "dur": 1, , "pid": 1})", R"({"ph": "X", "ts": 1, "dur": 1 "pid": 1})",
+                                     R"({"ph": "X", "ts": 1, "dur": 1, "pid":: 1})", R"({"ph": "X", "ts": 1, "dur": 1, "pid" 1})"}) {
+    EXPECT_EQ(read_plain(invalid).length, 0u) << invalid;
+  }
+}
+
+// Integers (pid, tid, correlation) are read eight digits at a time: every
+// length, sign and ending, and digits running into the end of the text.
+TEST(PlainEventReader, ReadsIntegersOfEveryLength) {
+  const std::string digits = "9876543210123456789";
+  for (size_t length = 1; length <= digits.size(); ++length) {
+    for (const std::string& sign : {"", "-"}) {
+      for (const std::string& lead : {"", "0"}) {
+        std::string number = sign + lead + digits.substr(0, length);
+        bool plain = number.size() - sign.size() <= 18 && lead.empty();
+        std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "tid": )" + number + R"(, "pid": )" + number + "}";
+        PlainRead read = read_plain(event);
+        ASSERT_EQ(read.length, plain ? event.size() : 0u) << event;
+        if (!plain) continue;
+        EXPECT_EQ(read.fields.pid.number, std::stoll(number)) << event;
+        EXPECT_EQ(read.fields.tid.number, std::stoll(number)) << event;
+        // The same digits cut by the end of the text: declined, whatever the read-ahead holds.
+        std::string cut = R"({"ph": "X", "ts": 1, "dur": 1, "pid": )" + number;
+        std::string padded = cut + "12345678}" + std::string(PlainEventReader::kReadAhead, '\0');
+        EventFields fields;
+        EventArgs args;
+        PlainEventCounts counts;
+        EXPECT_EQ(PlainEventReader().read(padded.data(), cut.size(), fields, args, counts), 0u) << cut;
+      }
+    }
+  }
+  for (const std::string& odd : {"0", "7", "-0", "1.5", "1e3", "12345678.0", "123456789E1", "-", "1-2", "00"}) {
+    std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "pid": )" + odd + "}";
+    bool plain = odd == "0" || odd == "7";
+    EXPECT_EQ(read_plain(event).length, plain ? event.size() : 0u) << event;
+  }
+  // Right after the digits: what ends a value.
+  for (const std::string& end : {"}", " }", "\n}"}) {
+    std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "pid": 12345678)" + end;
+    PlainRead read = read_plain(event);
+    ASSERT_EQ(read.length, event.size()) << event;
+    EXPECT_EQ(read.fields.pid.number, 12345678);
+  }
+}
+
 // Imports `json` both ways: the same Run or the same error.
 void expect_same_import(const std::string& json, const ChromeTraceOptions& base = {}) {
   ChromeTraceOptions plain = base;
