@@ -132,8 +132,8 @@ TEST(PlainEventReader, ReadsSeparatorsWithAnyWhiteSpace) {
   PlainRead reference = read_plain(kineto);
   ASSERT_EQ(reference.length, kineto.size());
   EXPECT_EQ(reference.args.correlation, 9);
-  for (const std::string& space : {"", " ", "  ", "\n    ", "\t", " \r\n"}) {
-    for (const std::string& separator : {": ", ", "}) {
+  for (std::string space : {"", " ", "  ", "\n    ", "\t", " \r\n"}) {
+    for (std::string separator : {": ", ", "}) {
       // Every such separator written with `space` after its character.
       std::string event;
       for (size_t i = 0; i < kineto.size(); ++i) {
@@ -159,7 +159,7 @@ TEST(PlainEventReader, ReadsSeparatorsWithAnyWhiteSpace) {
     PlainEventCounts counts;
     EXPECT_EQ(PlainEventReader().read(padded.data(), available, fields, args, counts), 0u) << available;
   }
-  for (const std::string& invalid : {R"({"ph": "X", "ts": 1, "dur": 1, "args": {"grid": [1, ]}})",
+  for (std::string invalid : {R"({"ph": "X", "ts": 1, "dur": 1, "args": {"grid": [1, ]}})",
                                      R"({"ph": "X", "ts": 1, "dur": 1, , "pid": 1})", R"({"ph": "X", "ts": 1, "dur": 1 "pid": 1})",
                                      R"({"ph": "X", "ts": 1, "dur": 1, "pid":: 1})", R"({"ph": "X", "ts": 1, "dur": 1, "pid" 1})"}) {
     EXPECT_EQ(read_plain(invalid).length, 0u) << invalid;
@@ -171,8 +171,8 @@ TEST(PlainEventReader, ReadsSeparatorsWithAnyWhiteSpace) {
 TEST(PlainEventReader, ReadsIntegersOfEveryLength) {
   const std::string digits = "9876543210123456789";
   for (size_t length = 1; length <= digits.size(); ++length) {
-    for (const std::string& sign : {"", "-"}) {
-      for (const std::string& lead : {"", "0"}) {
+    for (std::string sign : {"", "-"}) {
+      for (std::string lead : {"", "0"}) {
         std::string number = sign + lead + digits.substr(0, length);
         bool plain = number.size() - sign.size() <= 18 && lead.empty();
         std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "tid": )" + number + R"(, "pid": )" + number + "}";
@@ -191,13 +191,13 @@ TEST(PlainEventReader, ReadsIntegersOfEveryLength) {
       }
     }
   }
-  for (const std::string& odd : {"0", "7", "-0", "1.5", "1e3", "12345678.0", "123456789E1", "-", "1-2", "00"}) {
+  for (std::string odd : {"0", "7", "-0", "1.5", "1e3", "12345678.0", "123456789E1", "-", "1-2", "00"}) {
     std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "pid": )" + odd + "}";
     bool plain = odd == "0" || odd == "7";
     EXPECT_EQ(read_plain(event).length, plain ? event.size() : 0u) << event;
   }
   // Right after the digits: what ends a value.
-  for (const std::string& end : {"}", " }", "\n}"}) {
+  for (std::string end : {"}", " }", "\n}"}) {
     std::string event = R"({"ph": "X", "ts": 1, "dur": 1, "pid": 12345678)" + end;
     PlainRead read = read_plain(event);
     ASSERT_EQ(read.length, event.size()) << event;
