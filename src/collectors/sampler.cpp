@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -78,56 +77,85 @@ std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
 }
 
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
-  std::vector<pid_t> tree = tree_scanner_.scan(root);
-  std::set<pid_t> present(tree.begin(), tree.end());
-  for (auto& [pid, tracked] : processes_) {
-    if (!tracked->alive) continue;
-    auto stat = read_stat(*tracked);
-    bool same_process = stat && stat->start_ticks == tracked->start_ticks;
-    if (!same_process || stat->state == 'Z' || !present.count(pid)) {
-      if (stat && same_process && stat->state == 'Z' && stat->exit_code >= 0) {
-        run_.processes[tracked->run_index].exit_status = stat->exit_code;
-      }
+  LiveProcesses live = end_exited(now_ns);
+  // The gate is read before the walk, so that a fork after it moves it for
+  // the next scan, and at every scan, so that it always compares with the
+  // scan before. An exit walks the tree too: the exited process's children
+  // were reparented out of it, which no new pid tells.
+  const bool may_have_forked = fork_gate_.must_walk();
+  if (may_have_forked || live.some_ended || tree_.empty()) {
+    tree_ = tree_scanner_.scan(root);
+    present_.assign(tree_.begin(), tree_.end());
+    std::sort(present_.begin(), present_.end());
+    ++stats_.tree_walks;
+  }
+  for (auto& [tracked, stat] : live.alive) {
+    if (!std::binary_search(present_.begin(), present_.end(), tracked->pid)) {
       end_process(*tracked, now_ns);
       continue;
     }
-    // An exec, even of the same program (multiprocessing's spawn and
-    // forkserver fork the interpreter and exec it again): the process we
-    // attached to is gone from that address space. Each exec places the
-    // stack and the program anew (address space layout randomization), so
-    // stat tells; /proc/PID/exe, whose path the kernel builds at each
-    // readlink, is asked only once a second, for machines that turned the
-    // randomization off.
-    const bool moved = stat->start_stack != tracked->start_stack || stat->start_code != tracked->start_code ||
-                       stat->end_code != tracked->end_code;
-    std::string exe;
-    if (moved || now_ns >= tracked->next_exe_check_ns) {
-      exe = read_exe_link(pid);
-      tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
-    }
-    if (moved || (!exe.empty() && exe != tracked->exe)) {
-      if (!exe.empty()) tracked->exe = exe;
-      tracked->start_stack = stat->start_stack;
-      tracked->start_code = stat->start_code;
-      tracked->end_code = stat->end_code;
-      if (auto cmd = read_command_line(pid)) {
-        run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
-      }
-      tracked->frames.clear();
-      tracked->last_stacks.clear();
-      tracked->attach_backoff_ns = 0;
-      attach_python(*tracked, now_ns);
-    } else if (!tracked->python && now_ns >= tracked->next_attach_ns) {
-      attach_python(*tracked, now_ns);
-    }
+    follow_exec(*tracked, stat, now_ns);
   }
-  for (pid_t pid : tree) {
+  for (pid_t pid : tree_) {
     auto found = processes_.find(pid);
     if (found == processes_.end()) {
       track_new(pid, now_ns, std::nullopt);
     } else if (!found->second->alive) {
       track_new(pid, now_ns, found->second->start_ticks);
     }
+  }
+}
+
+// Ends the tracked processes that exited (a zombie's exit status is kept)
+// and returns the others with their stat.
+Sampler::LiveProcesses Sampler::end_exited(int64_t now_ns) {
+  LiveProcesses live;
+  for (auto& [pid, tracked] : processes_) {
+    if (!tracked->alive) continue;
+    auto stat = read_stat(*tracked);
+    const bool same_process = stat && stat->start_ticks == tracked->start_ticks;
+    if (same_process && stat->state != 'Z') {
+      live.alive.emplace_back(tracked.get(), *stat);
+      continue;
+    }
+    if (same_process && stat->exit_code >= 0) {
+      run_.processes[tracked->run_index].exit_status = stat->exit_code;
+    }
+    end_process(*tracked, now_ns);
+    live.some_ended = true;
+  }
+  return live;
+}
+
+// An exec, even of the same program (multiprocessing's spawn and forkserver
+// fork the interpreter and exec it again): the process we attached to is
+// gone from that address space. Each exec places the stack and the program
+// anew (address space layout randomization), so stat tells; /proc/PID/exe,
+// whose path the kernel builds at each readlink, is asked only once a
+// second, for machines that turned the randomization off. A process that is
+// not (yet) Python is retried, backing off.
+void Sampler::follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns) {
+  const bool moved = stat.start_stack != tracked.start_stack || stat.start_code != tracked.start_code ||
+                     stat.end_code != tracked.end_code;
+  std::string exe;
+  if (moved || now_ns >= tracked.next_exe_check_ns) {
+    exe = read_exe_link(tracked.pid);
+    tracked.next_exe_check_ns = now_ns + kExeCheckInterval;
+  }
+  if (moved || (!exe.empty() && exe != tracked.exe)) {
+    if (!exe.empty()) tracked.exe = exe;
+    tracked.start_stack = stat.start_stack;
+    tracked.start_code = stat.start_code;
+    tracked.end_code = stat.end_code;
+    if (auto cmd = read_command_line(tracked.pid)) {
+      run_.processes[tracked.run_index].command = run_.strings.intern(*cmd);
+    }
+    tracked.frames.clear();
+    tracked.last_stacks.clear();
+    tracked.attach_backoff_ns = 0;
+    attach_python(tracked, now_ns);
+  } else if (!tracked.python && now_ns >= tracked.next_attach_ns) {
+    attach_python(tracked, now_ns);
   }
 }
 
