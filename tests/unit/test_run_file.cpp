@@ -145,8 +145,17 @@ TEST_F(RunFileTest, CommitsRewriteTheChangedRowsOfTheMutableTables) {
   run.processes[3].end_ns = 77;
   writer.commit(run);
   stepscope::Run loaded = load_run(path("run.db"));
-  expect_same_run(run, loaded);
   ASSERT_EQ(loaded.processes.size(), 201u);
+  ASSERT_EQ(loaded.threads.size(), 201u);
+  for (size_t i = 0; i < run.processes.size(); ++i) {
+    const Process& want = run.processes[i];
+    const Process& got = loaded.processes[i];
+    EXPECT_EQ(got.pid, want.pid);
+    EXPECT_EQ(got.end_ns, want.end_ns) << "process " << i;
+    EXPECT_EQ(got.exit_status, want.exit_status) << "process " << i;
+    EXPECT_EQ(loaded.strings.get(got.command), run.strings.get(want.command));
+    EXPECT_EQ(loaded.strings.get(loaded.threads[i].name), run.strings.get(run.threads[i].name));
+  }
   EXPECT_EQ(loaded.processes[3].end_ns, 77);
   EXPECT_EQ(loaded.processes[7].end_ns, 1007);
   EXPECT_EQ(loaded.processes[8].end_ns, 0);
