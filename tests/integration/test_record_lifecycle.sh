@@ -16,6 +16,23 @@ raise SystemExit(3)"
 [ "$(sqlite3 "$WORK/exit.db" 'SELECT exit_status FROM processes ORDER BY id LIMIT 1')" = 3 ] \
   || fail "exit status 3 not recorded"
 
+# A child that exits while its parent has not reaped it yet (a zombie for a
+# second) keeps its exit status, as a shell reports it, and so does one
+# killed by a signal.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/children.db" -- "$python" -c "$busy
+import os, signal, time
+def child(then):
+    if os.fork() == 0:
+        work()
+        then()
+    return
+child(lambda: os._exit(7))
+child(lambda: os.kill(os.getpid(), signal.SIGKILL))
+time.sleep(1.5)
+os.wait(); os.wait()"
+statuses=$(sqlite3 "$WORK/children.db" 'SELECT exit_status FROM processes WHERE id > 0 AND exit_status >= 0 ORDER BY exit_status' | tr '\n' ' ')
+[ "$statuses" = "7 137 " ] || fail "the children's exit statuses are '$statuses', expected 7 and 137"
+
 # A target killed mid-recording leaves a valid run with its samples.
 expect_status 137 "$STEPSCOPE" record -o "$WORK/killed.db" -- "$python" -c "$busy
 import os, signal
