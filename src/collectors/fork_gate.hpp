@@ -26,7 +26,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "collectors/kept_file.hpp"
 

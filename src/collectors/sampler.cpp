@@ -96,7 +96,6 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
     tree_ = tree_scanner_.scan(root);
     present_.assign(tree_.begin(), tree_.end());
     std::sort(present_.begin(), present_.end());
-    ++stats_.tree_walks;
   }
   auto present = [&](const Tracked* tracked) {
     return std::binary_search(present_.begin(), present_.end(), tracked->pid);

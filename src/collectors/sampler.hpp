@@ -32,7 +32,6 @@ struct SamplerStats {
   uint64_t error_samples = 0;  // process reads that were torn or refused
   uint64_t processes_seen = 0;
   uint64_t python_processes = 0;
-  uint64_t tree_walks = 0;     // scans that walked the tree (the others found no fork)
 };
 
 class Sampler {
