@@ -2,7 +2,7 @@
 # dies mid-recording, a recorder that is killed, attach mode and its errors.
 source "$(dirname "$0")/lib.sh"
 check="$STEPSCOPE_REPO/tests/integration/check_record.py"
-python=$(python_interpreters | head -n 1)
+python=$(python_interpreters | sed -n 1p)  # sed reads all: head could exit first, and pipefail end the test silently
 busy='import time
 def work():
     end = time.monotonic() + 0.7
