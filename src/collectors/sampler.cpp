@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "collectors/child_process.hpp"
 #include "collectors/proc_threads.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
@@ -25,6 +25,8 @@ std::string read_exe_link(pid_t pid) {
 
 constexpr int64_t kFirstRetry = 50'000'000;
 constexpr int64_t kExeCheckInterval = 1'000'000'000;
+// How long a sampled process's stat may go unread while its samples succeed.
+constexpr int64_t kStatCheckInterval = 250'000'000;
 constexpr int64_t kLastRetry = 2'000'000'000;
 
 }  // namespace
@@ -44,6 +46,12 @@ struct Sampler::Tracked {
   int64_t next_attach_ns = 0;
   int64_t attach_backoff_ns = 0;
   bool alive = true;
+  // The stat of a process that is sampled is read when a sample failed or
+  // found no thread (an exit or an exec makes the read fail: the memory it
+  // planned is gone or moved) and at least every kStatCheckInterval; that
+  // of any other process at every scan.
+  bool check_stat = false;
+  int64_t next_stat_check_ns = 0;
   // PythonFrame::key -> the Run's FrameId, so a frame seen again costs a lookup.
   std::unordered_map<uint64_t, FrameId> frames;
   // The stacks interned at the last round for each position of the reader's
@@ -78,56 +86,94 @@ std::optional<ProcStat> Sampler::read_stat(Tracked& tracked) {
 }
 
 void Sampler::scan_tree(pid_t root, int64_t now_ns) {
-  std::vector<pid_t> tree = tree_scanner_.scan(root);
-  std::set<pid_t> present(tree.begin(), tree.end());
-  for (auto& [pid, tracked] : processes_) {
-    if (!tracked->alive) continue;
-    auto stat = read_stat(*tracked);
-    bool same_process = stat && stat->start_ticks == tracked->start_ticks;
-    if (!same_process || stat->state == 'Z' || !present.count(pid)) {
-      if (stat && same_process && stat->state == 'Z' && stat->exit_code >= 0) {
-        run_.processes[tracked->run_index].exit_status = stat->exit_code;
-      }
+  LiveProcesses live = end_exited(now_ns);
+  // The gate is read before the walk, so that a fork after it moves it for
+  // the next scan, and at every scan, so that it always compares with the
+  // scan before. An exit walks the tree too: the exited process's children
+  // were reparented out of it, which no new pid tells.
+  const bool may_have_forked = fork_gate_.must_walk();
+  if (may_have_forked || live.some_ended || tree_.empty()) {
+    tree_ = tree_scanner_.scan(root);
+    present_.assign(tree_.begin(), tree_.end());
+    std::sort(present_.begin(), present_.end());
+  }
+  auto present = [&](const Tracked* tracked) {
+    return std::binary_search(present_.begin(), present_.end(), tracked->pid);
+  };
+  for (auto& [tracked, stat] : live.alive) {
+    if (!present(tracked)) {
       end_process(*tracked, now_ns);
       continue;
     }
-    // An exec, even of the same program (multiprocessing's spawn and
-    // forkserver fork the interpreter and exec it again): the process we
-    // attached to is gone from that address space. Each exec places the
-    // stack and the program anew (address space layout randomization), so
-    // stat tells; /proc/PID/exe, whose path the kernel builds at each
-    // readlink, is asked only once a second, for machines that turned the
-    // randomization off.
-    const bool moved = stat->start_stack != tracked->start_stack || stat->start_code != tracked->start_code ||
-                       stat->end_code != tracked->end_code;
-    std::string exe;
-    if (moved || now_ns >= tracked->next_exe_check_ns) {
-      exe = read_exe_link(pid);
-      tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
-    }
-    if (moved || (!exe.empty() && exe != tracked->exe)) {
-      if (!exe.empty()) tracked->exe = exe;
-      tracked->start_stack = stat->start_stack;
-      tracked->start_code = stat->start_code;
-      tracked->end_code = stat->end_code;
-      if (auto cmd = read_command_line(pid)) {
-        run_.processes[tracked->run_index].command = run_.strings.intern(*cmd);
-      }
-      tracked->frames.clear();
-      tracked->last_stacks.clear();
-      tracked->attach_backoff_ns = 0;
-      attach_python(*tracked, now_ns);
-    } else if (!tracked->python && now_ns >= tracked->next_attach_ns) {
-      attach_python(*tracked, now_ns);
-    }
+    follow_exec(*tracked, stat, now_ns);
   }
-  for (pid_t pid : tree) {
+  for (Tracked* tracked : live.unchecked) {
+    if (!present(tracked)) end_process(*tracked, now_ns);
+  }
+  for (pid_t pid : tree_) {
     auto found = processes_.find(pid);
     if (found == processes_.end()) {
       track_new(pid, now_ns, std::nullopt);
     } else if (!found->second->alive) {
       track_new(pid, now_ns, found->second->start_ticks);
     }
+  }
+}
+
+// Ends the tracked processes that exited (a zombie's exit status is kept)
+// and returns the others, with their stat when it was read.
+Sampler::LiveProcesses Sampler::end_exited(int64_t now_ns) {
+  LiveProcesses live;
+  for (auto& [pid, tracked] : processes_) {
+    if (!tracked->alive) continue;
+    if (tracked->python && !tracked->check_stat && now_ns < tracked->next_stat_check_ns) {
+      live.unchecked.push_back(tracked.get());
+      continue;
+    }
+    auto stat = read_stat(*tracked);
+    const bool same_process = stat && stat->start_ticks == tracked->start_ticks;
+    if (same_process && stat->state != 'Z') {
+      tracked->check_stat = false;
+      tracked->next_stat_check_ns = now_ns + kStatCheckInterval;
+      live.alive.emplace_back(tracked.get(), *stat);
+      continue;
+    }
+    keep_exit_status(*tracked, stat);
+    end_process(*tracked, now_ns);
+    live.some_ended = true;
+  }
+  return live;
+}
+
+// An exec, even of the same program (multiprocessing's spawn and forkserver
+// fork the interpreter and exec it again): the process we attached to is
+// gone from that address space. Each exec places the stack and the program
+// anew (address space layout randomization), so stat tells; /proc/PID/exe,
+// whose path the kernel builds at each readlink, is asked only once a
+// second, for machines that turned the randomization off. A process that is
+// not (yet) Python is retried, backing off.
+void Sampler::follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns) {
+  const bool moved = stat.start_stack != tracked.start_stack || stat.start_code != tracked.start_code ||
+                     stat.end_code != tracked.end_code;
+  std::string exe;
+  if (moved || now_ns >= tracked.next_exe_check_ns) {
+    exe = read_exe_link(tracked.pid);
+    tracked.next_exe_check_ns = now_ns + kExeCheckInterval;
+  }
+  if (moved || (!exe.empty() && exe != tracked.exe)) {
+    if (!exe.empty()) tracked.exe = exe;
+    tracked.start_stack = stat.start_stack;
+    tracked.start_code = stat.start_code;
+    tracked.end_code = stat.end_code;
+    if (auto cmd = read_command_line(tracked.pid)) {
+      run_.processes[tracked.run_index].command = run_.strings.intern(*cmd);
+    }
+    tracked.frames.clear();
+    tracked.last_stacks.clear();
+    tracked.attach_backoff_ns = 0;
+    attach_python(tracked, now_ns);
+  } else if (!tracked.python && now_ns >= tracked.next_attach_ns) {
+    attach_python(tracked, now_ns);
   }
 }
 
@@ -173,6 +219,14 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
   run_.metadata[fmt::format("python_version.{}", tracked.pid)] = tracked.python->version();
 }
 
+// A zombie's stat holds its wait status (once reaped, nothing does); the run
+// keeps it as a shell reports it (128 + signal when killed).
+void Sampler::keep_exit_status(Tracked& tracked, const std::optional<ProcStat>& stat) {
+  if (stat && stat->start_ticks == tracked.start_ticks && stat->state == 'Z' && stat->exit_code >= 0) {
+    run_.processes[tracked.run_index].exit_status = shell_exit_status(stat->exit_code);
+  }
+}
+
 void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
   tracked.alive = false;
   tracked.stat_fd.reset();
@@ -197,8 +251,12 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   std::vector<PythonThreadStack>& stacks = tracked.stacks;
   if (!tracked.python->sample(stacks)) {
     ++stats_.error_samples;
+    tracked.check_stat = true;
     return;
   }
+  // A live interpreter has a thread state at least: none may be memory the
+  // process no longer holds (an exec), so the next scan looks.
+  if (stacks.empty()) tracked.check_stat = true;
   if (tracked.last_stacks.size() < stacks.size()) tracked.last_stacks.resize(stacks.size());
   for (size_t slot = 0; slot < stacks.size(); ++slot) {
     const PythonThreadStack& stack = stacks[slot];
@@ -243,7 +301,11 @@ void Sampler::note_thread(Tracked& tracked, int64_t tid) {
 
 void Sampler::finish(int64_t now_ns) {
   for (auto& [pid, tracked] : processes_) {
-    if (tracked->alive) end_process(*tracked, now_ns);
+    if (!tracked->alive) continue;
+    // A process that exited since its stat was last read may be a zombie
+    // still: its exit status is kept.
+    keep_exit_status(*tracked, read_stat(*tracked));
+    end_process(*tracked, now_ns);
   }
 }
 

@@ -14,8 +14,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "collectors/fork_gate.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/process_tree_scanner.hpp"
 #include "collectors/python_process.hpp"
@@ -41,7 +43,10 @@ class Sampler {
 
   // Finds processes that appeared under `root` (attaching to Python ones),
   // notices processes that exec'd a new program, and finalizes those that
-  // exited. Cheap enough to call every few tens of milliseconds.
+  // exited. Cheap enough to call every few tens of milliseconds: the tree
+  // itself is walked only when the ForkGate or an exit says it may have
+  // changed. A sampled process's stat (its exit or exec) is read when a
+  // sample of it failed and at least every 250 ms; any other's every scan.
   void scan_tree(pid_t root, int64_t now_ns);
 
   // One sample of every thread of every live Python process.
@@ -64,8 +69,16 @@ class Sampler {
  private:
   struct Tracked;
 
+  struct LiveProcesses {
+    std::vector<std::pair<Tracked*, ProcStat>> alive;  // with the stat just read
+    std::vector<Tracked*> unchecked;  // sampled without a failure: stat not read
+    bool some_ended = false;
+  };
+  LiveProcesses end_exited(int64_t now_ns);
+  void follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns);
   void track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start);
   void attach_python(Tracked& tracked, int64_t now_ns);
+  void keep_exit_status(Tracked& tracked, const std::optional<ProcStat>& stat);
   void end_process(Tracked& tracked, int64_t now_ns);
   void sample_process(Tracked& tracked, int64_t now_ns);
   StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
@@ -76,6 +89,9 @@ class Sampler {
   Run& run_;
   std::map<pid_t, std::unique_ptr<Tracked>> processes_;
   ProcessTreeScanner tree_scanner_;
+  ForkGate fork_gate_;
+  std::vector<pid_t> tree_;     // as the last walk found it
+  std::vector<pid_t> present_;  // the same, sorted
   ThreadStateReader thread_states_;
   SamplerStats stats_;
 };

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "run/run.hpp"
 
@@ -44,6 +46,11 @@ class RunWriter {
   // Prepared once per file, not once per commit.
   std::unique_ptr<Statements> statements_;
   Written written_;
+  // What the file holds of the tables rewritten in place, to write only
+  // the rows that changed.
+  std::vector<Process> written_processes_;
+  std::vector<Thread> written_threads_;
+  std::map<std::string, std::string> written_metadata_;
 };
 
 // Writes a whole Run in one go.

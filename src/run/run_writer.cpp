@@ -1,5 +1,7 @@
 #include "run/run_file.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -13,15 +15,43 @@ namespace stepscope {
 
 namespace {
 
-// Inserts rows [from, rows.size()) of one append-only table; each row's id is
-// its index, so a reader can tell a gap from a complete table.
+// Inserts rows [from, to) of a table (all from `from` by default); each
+// row's id is its index, so a reader can tell a gap from a complete table.
 template <typename Row, typename BindFn>
 void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t from,
-                 BindFn bind_columns) {
-  insert.append(from, rows.size(), [&](RowBinder& row, size_t i) {
+                 BindFn bind_columns, size_t to = SIZE_MAX) {
+  insert.append(from, std::min(to, rows.size()), [&](RowBinder& row, size_t i) {
     row.bind(1, static_cast<int64_t>(i));
     bind_columns(row, rows[i]);
   });
+}
+
+bool same_row(const Process& a, const Process& b) {
+  return a.pid == b.pid && a.parent_pid == b.parent_pid && a.command == b.command &&
+         a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.exit_status == b.exit_status;
+}
+bool same_row(const Thread& a, const Thread& b) {
+  return a.pid == b.pid && a.tid == b.tid && a.name == b.name;
+}
+
+// Rewrites (INSERT OR REPLACE, by id) the rows that are new or differ from
+// `written`, the copy of what the file holds, and brings the copy up to date.
+// Runs of changed rows go in one call, so that they share statements.
+template <typename Row, typename BindFn>
+void replace_changed_rows(BatchedInsert& insert, const std::vector<Row>& rows,
+                          std::vector<Row>& written, BindFn bind_columns) {
+  auto unchanged = [&](size_t i) { return i < written.size() && same_row(rows[i], written[i]); };
+  for (size_t i = 0; i < rows.size();) {
+    if (unchanged(i)) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < rows.size() && !unchanged(end)) ++end;
+    append_rows(insert, rows, i, bind_columns, end);
+    i = end;
+  }
+  written = rows;
 }
 
 // A rollback journal, created and deleted at each commit: a writer killed
@@ -103,6 +133,11 @@ void RunWriter::commit(const Run& run) {
     db_->exec("COMMIT");
   } catch (...) {
     db_->exec("ROLLBACK");
+    // The copies may list rows the rollback undid: the next commit writes
+    // every row of those tables again.
+    written_processes_.clear();
+    written_threads_.clear();
+    written_metadata_.clear();
     throw;
   }
   written_ = {run.strings.size(),        run.frames.size(),  run.stacks.size(),
@@ -146,18 +181,22 @@ void RunWriter::write_new_rows(const Run& run) {
               });
 }
 
-// Processes end, threads get renamed and metadata grows during a recording;
-// these small tables are rewritten whole at each commit.
+// Processes end, threads get renamed and metadata grows during a recording:
+// the rows of these small tables that changed since the last commit are
+// written again (most commits change one metadata value, the sample period).
 void RunWriter::write_mutable_rows(const Run& run) {
   Statements& st = *statements_;
-  append_rows(st.processes, run.processes, 0, [](RowBinder& s, const Process& p) {
+  replace_changed_rows(st.processes, run.processes, written_processes_, [](RowBinder& s, const Process& p) {
     s.bind(2, p.pid).bind(3, p.parent_pid).bind(4, as_int(p.command));
     s.bind(5, p.start_ns).bind(6, p.end_ns).bind(7, int64_t{p.exit_status});
   });
-  append_rows(st.threads, run.threads, 0, [](RowBinder& s, const Thread& t) {
+  replace_changed_rows(st.threads, run.threads, written_threads_, [](RowBinder& s, const Thread& t) {
     s.bind(2, t.pid).bind(3, t.tid).bind(4, as_int(t.name));
   });
   for (const auto& [key, value] : run.metadata) {
+    auto [written, added] = written_metadata_.try_emplace(key, value);
+    if (!added && written->second == value) continue;
+    written->second = value;
     st.metadata.bind_text(1, key).bind_text(2, value).run();
   }
 }

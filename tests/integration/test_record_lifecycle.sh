@@ -2,7 +2,7 @@
 # dies mid-recording, a recorder that is killed, attach mode and its errors.
 source "$(dirname "$0")/lib.sh"
 check="$STEPSCOPE_REPO/tests/integration/check_record.py"
-python=$(python_interpreters | head -n 1)
+python=$(python_interpreters | sed -n 1p)  # sed reads all: head could exit first, and pipefail end the test silently
 busy='import time
 def work():
     end = time.monotonic() + 0.7
@@ -15,6 +15,23 @@ raise SystemExit(3)"
 "$PY" "$check" "$WORK/exit.db" has work > /dev/null || fail "no samples of work before the exit"
 [ "$(sqlite3 "$WORK/exit.db" 'SELECT exit_status FROM processes ORDER BY id LIMIT 1')" = 3 ] \
   || fail "exit status 3 not recorded"
+
+# A child that exits while its parent has not reaped it yet (a zombie for a
+# second) keeps its exit status, as a shell reports it, and so does one
+# killed by a signal.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/children.db" -- "$python" -c "$busy
+import os, signal, time
+def child(then):
+    if os.fork() == 0:
+        work()
+        then()
+    return
+child(lambda: os._exit(7))
+child(lambda: os.kill(os.getpid(), signal.SIGKILL))
+time.sleep(1.5)
+os.wait(); os.wait()"
+statuses=$(sqlite3 "$WORK/children.db" 'SELECT exit_status FROM processes WHERE id > 0 AND exit_status >= 0 ORDER BY exit_status' | tr '\n' ' ')
+[ "$statuses" = "7 137 " ] || fail "the children's exit statuses are '$statuses', expected 7 and 137"
 
 # A target killed mid-recording leaves a valid run with its samples.
 expect_status 137 "$STEPSCOPE" record -o "$WORK/killed.db" -- "$python" -c "$busy

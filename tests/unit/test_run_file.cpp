@@ -121,6 +121,52 @@ TEST_F(RunFileTest, IncrementalCommitsAppendAndUpdate) {
   EXPECT_EQ(loaded.strings.get(loaded.threads[0].name), "renamed");
 }
 
+// A commit rewrites only the rows of the mutable tables that changed: rows
+// changed here and there, in runs longer than a statement's 64, rows added
+// after them and a metadata value changed among unchanged ones all reach the
+// file, and the rows left alone stay as they were.
+TEST_F(RunFileTest, CommitsRewriteTheChangedRowsOfTheMutableTables) {
+  stepscope::Run run;
+  for (int64_t pid = 1; pid <= 200; ++pid) {
+    run.add_process(pid, "worker " + std::to_string(pid), 1);
+    run.add_thread(pid, pid, "main");
+  }
+  run.metadata["a"] = "1";
+  run.metadata["b"] = "2";
+  RunWriter writer(path("run.db"));
+  writer.commit(run);
+  for (size_t i = 0; i < run.processes.size(); i += 7) run.processes[i].end_ns = 1000 + static_cast<int64_t>(i);
+  for (size_t i = 100; i < 180; ++i) run.processes[i].exit_status = static_cast<int32_t>(i % 5);
+  run.threads[199].name = run.strings.intern("renamed");
+  run.add_process(201, "late", 1);
+  run.add_thread(201, 201, "late");
+  run.metadata["b"] = "3";
+  writer.commit(run);
+  run.processes[3].end_ns = 77;
+  writer.commit(run);
+  stepscope::Run loaded = load_run(path("run.db"));
+  ASSERT_EQ(loaded.processes.size(), 201u);
+  ASSERT_EQ(loaded.threads.size(), 201u);
+  for (size_t i = 0; i < run.processes.size(); ++i) {
+    const Process& want = run.processes[i];
+    const Process& got = loaded.processes[i];
+    EXPECT_EQ(got.pid, want.pid);
+    EXPECT_EQ(got.end_ns, want.end_ns) << "process " << i;
+    EXPECT_EQ(got.exit_status, want.exit_status) << "process " << i;
+    EXPECT_EQ(loaded.strings.get(got.command), run.strings.get(want.command));
+    EXPECT_EQ(loaded.strings.get(loaded.threads[i].name), run.strings.get(run.threads[i].name));
+  }
+  EXPECT_EQ(loaded.processes[3].end_ns, 77);
+  EXPECT_EQ(loaded.processes[7].end_ns, 1007);
+  EXPECT_EQ(loaded.processes[8].end_ns, 0);
+  EXPECT_EQ(loaded.processes[150].exit_status, 0);
+  EXPECT_EQ(loaded.processes[151].exit_status, 1);
+  EXPECT_EQ(loaded.processes[99].exit_status, -1);
+  EXPECT_EQ(loaded.strings.get(loaded.threads[199].name), "renamed");
+  EXPECT_EQ(loaded.metadata.at("a"), "1");
+  EXPECT_EQ(loaded.metadata.at("b"), "3");
+}
+
 // Rows go in multi-row statements of up to 64 rows, the rest one by one:
 // commits that end below, on and past a statement's worth, spread over
 // several commits, keep every row, in order, each with its own values.
