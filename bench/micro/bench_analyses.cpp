@@ -28,15 +28,14 @@
 #include "analyses/steps.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/flow_binding.hpp"
+#include "shared_trace.hpp"
 
 namespace stepscope {
 namespace {
 
 std::string trace_path() {
   if (const char* path = std::getenv("STEPSCOPE_ANALYSES_TRACE")) return path;
-  const char* shared = std::getenv("STEPSCOPE_SHARED");
-  std::filesystem::path root = shared ? shared : STEPSCOPE_SOURCE_DIR "/../shared";
-  return (root / "testdata/kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz").string();
+  return bench::shared_kineto_trace().string();
 }
 
 // The imported Run, or null when the trace is absent.

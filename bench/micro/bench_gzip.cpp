@@ -5,14 +5,13 @@
 #include <benchmark/benchmark.h>
 #include <zlib.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "util/byte_stream.hpp"
+#include "shared_trace.hpp"
 
 namespace stepscope {
 namespace {
@@ -23,10 +22,7 @@ constexpr size_t kInputBuffer = size_t{1} << 20;   // GzipDecoder's
 // The compressed bytes of the ns-resolution CUDA trace in ../shared, or "".
 const std::string& gzip_trace() {
   static const std::string bytes = [] {
-    const char* shared = std::getenv("STEPSCOPE_SHARED");
-    std::filesystem::path root = shared ? shared : STEPSCOPE_SOURCE_DIR "/../shared";
-    std::ifstream in(root / "testdata/kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-                     std::ios::binary);
+    std::ifstream in(bench::shared_kineto_trace(), std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }();
   return bytes;

@@ -18,6 +18,7 @@
 #include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/file_bytes.hpp"
+#include "shared_trace.hpp"
 
 namespace stepscope {
 namespace {
@@ -25,10 +26,7 @@ namespace {
 // The ns-resolution CUDA trace from ../shared, decompressed, or "" if absent.
 const std::string& trace_text() {
   static const std::string text = [] {
-    const char* shared = std::getenv("STEPSCOPE_SHARED");
-    std::filesystem::path root = shared ? shared : STEPSCOPE_SOURCE_DIR "/../shared";
-    std::filesystem::path path =
-        root / "testdata/kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+    std::filesystem::path path = bench::shared_kineto_trace();
     return std::filesystem::exists(path) ? read_file_bytes(path.string()) : std::string();
   }();
   return text;
