@@ -28,11 +28,7 @@ const std::string& gzip_trace() {
   return bytes;
 }
 
-bool have_trace(benchmark::State& state) {
-  if (!gzip_trace().empty()) return true;
-  state.SkipWithError("shared test data not found (set STEPSCOPE_SHARED)");
-  return false;
-}
+bool have_trace(benchmark::State& state) { return bench::have_shared_trace(state, gzip_trace()); }
 
 void BM_InflateTrace(benchmark::State& state) {
   if (!have_trace(state)) return;

@@ -32,11 +32,7 @@ const std::string& trace_text() {
   return text;
 }
 
-bool have_trace(benchmark::State& state) {
-  if (!trace_text().empty()) return true;
-  state.SkipWithError("shared test data not found (set STEPSCOPE_SHARED)");
-  return false;
-}
+bool have_trace(benchmark::State& state) { return bench::have_shared_trace(state, trace_text()); }
 
 void BM_ScanTraceEvents(benchmark::State& state) {
   if (!have_trace(state)) return;
