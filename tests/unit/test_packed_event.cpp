@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "importers/packed_event.hpp"
 #include "importers/plain_event_reader.hpp"
@@ -63,8 +64,11 @@ TEST(PackedEvent, UnpacksWhatThePlainReaderRead) {
       R"({"ph": "i", "name": "", "s": "t"})",
   };
   CounterNumbers numbers = {{"earlier", 1.0}};
+  // Kept to the end: the counter numbers' names are views into the texts.
+  std::vector<ReadEvent> read;
+  read.reserve(std::size(events));
   for (const char* json : events) {
-    ReadEvent event = read_plain(json);
+    ReadEvent& event = read.emplace_back(read_plain(json));
     std::string_view text(event.text.data(), std::string_view(json).size());
     PackedPiece packed;
     ASSERT_TRUE(pack_read_event(text, 12, event.fields, event.args, packed, numbers)) << json;

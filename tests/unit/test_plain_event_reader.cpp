@@ -18,7 +18,10 @@
 namespace stepscope {
 namespace {
 
+// What the reader read, with the text its fields' views point into (on the
+// heap: it is longer than any short-string buffer, so a move keeps it).
 struct PlainRead {
+  std::string padded;
   size_t length = 0;
   EventFields fields;
   EventArgs args;
@@ -27,9 +30,8 @@ struct PlainRead {
 
 PlainRead read_plain(const std::string& event) {
   PlainRead result;
-  std::string padded = event + std::string(PlainEventReader::kReadAhead, '\0');
-  result.length = PlainEventReader().read(padded.data(), event.size(), result.fields, result.args, result.counts);
-  // Views into `padded` die with it: keep what the tests look at.
+  result.padded = event + std::string(PlainEventReader::kReadAhead, '\0');
+  result.length = PlainEventReader().read(result.padded.data(), event.size(), result.fields, result.args, result.counts);
   return result;
 }
 
