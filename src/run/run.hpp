@@ -30,12 +30,14 @@ struct Process {
   int64_t start_ns = 0;
   int64_t end_ns = 0;        // 0 while running
   int32_t exit_status = -1;  // as a shell reports it (128 + signal); -1 unknown
+  bool operator==(const Process&) const = default;
 };
 
 struct Thread {
   int64_t pid = 0;
   int64_t tid = 0;
   StringId name = StringTable::kEmpty;
+  bool operator==(const Thread&) const = default;
 };
 
 // What a thread was doing when sampled, as far as the collector can tell.

@@ -26,21 +26,13 @@ void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t fro
   });
 }
 
-bool same_row(const Process& a, const Process& b) {
-  return a.pid == b.pid && a.parent_pid == b.parent_pid && a.command == b.command &&
-         a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.exit_status == b.exit_status;
-}
-bool same_row(const Thread& a, const Thread& b) {
-  return a.pid == b.pid && a.tid == b.tid && a.name == b.name;
-}
-
 // Rewrites (INSERT OR REPLACE, by id) the rows that are new or differ from
 // `written`, the copy of what the file holds, and brings the copy up to date.
 // Runs of changed rows go in one call, so that they share statements.
 template <typename Row, typename BindFn>
 void replace_changed_rows(BatchedInsert& insert, const std::vector<Row>& rows,
                           std::vector<Row>& written, BindFn bind_columns) {
-  auto unchanged = [&](size_t i) { return i < written.size() && same_row(rows[i], written[i]); };
+  auto unchanged = [&](size_t i) { return i < written.size() && rows[i] == written[i]; };
   for (size_t i = 0; i < rows.size();) {
     if (unchanged(i)) {
       ++i;
