@@ -172,9 +172,8 @@ std::vector<ProcessSample> Sysmon::process_rates(const std::vector<pid_t>& pids,
 
 void Sysmon::read_gpus(SysmonSample& out, bool slow) {
   if (!nvml_ || !nvml_->available()) return;
-  const Nvml::Queries queries{.slow = slow,
-                              .pcie = slow && options_.gpu_pcie,
-                              .process_utilization = slow && options_.gpu_process_utilization};
+  const Nvml::Queries queries{
+      .slow = slow, .pcie = options_.gpu_pcie, .process_utilization = options_.gpu_process_utilization};
   if (auto gpus = nvml_->read(queries)) {
     out.gpus = std::move(*gpus);
     return;
