@@ -30,9 +30,26 @@ class Cursor {
   explicit Cursor(const char* end) : end_(end) {}
   const char* end() const { return end_; }
 
+  // Kineto indents every line of an event (a newline, then 4-6 spaces):
+  // after each white-space byte, the spaces that follow are skipped 8 at a
+  // time, in one 8-byte load (at most end_ + 8: the read-ahead), where the
+  // byte loop took a tenth of the reader's instructions (cachegrind).
   const char* skip_space(const char* p) const {
-    while (p < end_ && is_space(*p)) ++p;
-    return p;
+    while (p < end_ && is_space(*p)) p = past_spaces(p + 1);
+    return p < end_ ? p : end_;  // spaces of the read-ahead are not the event's
+  }
+
+  // p (at most end_) past the run of ' ' there, counted in little-endian
+  // 8-byte words; may pass end_, by less than 8 bytes.
+  const char* past_spaces(const char* p) const {
+    for (;;) {
+      uint64_t word = 0;
+      std::memcpy(&word, p, 8);
+      uint64_t others = word ^ 0x2020202020202020ULL;  // zero bytes where ' '
+      if (others != 0) return p + __builtin_ctzll(others) / 8;
+      p += 8;
+      if (p >= end_) return p;
+    }
   }
 
   // p past `c` and the white space around it; nullptr when `c` is not next.
@@ -220,6 +237,21 @@ bool eight_digits(const char* p, uint64_t& value) {
   return true;
 }
 
+// Whether the 4 bytes at p are three decimal digits and something else,
+// and the value of the three (the microseconds' fraction of Kineto's
+// timestamps, in one load where the digit loop's tests took ~2 % of the
+// reader's instructions).
+bool three_digits(const char* p, uint64_t& value) {
+  uint32_t chunk = 0;
+  std::memcpy(&chunk, p, 4);
+  uint32_t digits = chunk - 0x00303030U;  // each of the first three bytes 0-9 if a digit
+  uint32_t three = chunk & 0x00FFFFFFU;
+  bool all_digits = ((three & 0x00F0F0F0U) | (((three + 0x00060606U) & 0x00F0F0F0U) >> 4)) == 0x00333333U;
+  if (!all_digits || is_digit(static_cast<char>(chunk >> 24))) return false;
+  value = (digits & 0xFF) * 100 + ((digits >> 8) & 0xFF) * 10 + ((digits >> 16) & 0xFF);
+  return true;
+}
+
 bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X"; }
 
 // Reads the fields of one event; members() drives it.
@@ -302,7 +334,10 @@ class EventParse {
     if (q == digits || (q - digits > 1 && *digits == '0') || micros > kMaxMicros) return any_microseconds(p, ns);
     uint64_t fraction = 0;
     int fraction_digits = 0;
-    if (q < end && *q == '.') {
+    if (q < end && *q == '.' && end - q > 4 && three_digits(q + 1, fraction)) {
+      q += 4;  // Kineto's three fraction digits, at once
+      fraction_digits = 3;
+    } else if (q < end && *q == '.') {
       for (++q; q < end && is_digit(*q) && fraction_digits < 3; ++q, ++fraction_digits) {
         fraction = fraction * 10 + static_cast<uint64_t>(*q - '0');
       }
