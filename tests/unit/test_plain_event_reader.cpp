@@ -253,15 +253,16 @@ TEST(PlainEventReader, ReadsRunsOfSpacesOfEveryLength) {
   }
 }
 
-// Three fraction digits are read at once: every count of them, and what
-// may follow, read as simdjson reads them.
+// One to three fraction digits are read at once: every count of them, and
+// what may follow, read as simdjson reads them.
 TEST(PlainEventReader, ReadsTimestampFractionsOfEveryLength) {
-  for (std::string fraction : {"", ".", ".1", ".12", ".123", ".1234", ".123456", ".999", ".0005", ".12e1", ".12.3", ".1x"}) {
+  for (std::string fraction : {"", ".", ".1", ".12", ".123", ".1234", ".123456", ".999", ".0005", ".12e1", ".12.3", ".1x", ".5", ".09", ".1-"}) {
     for (std::string end : {"", " ", "\n"}) {
       std::string ts = "1712195495519689" + fraction;
       std::string event = R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": )" + ts + end + R"(, "dur": 63)" + fraction + end + "}";
       PlainRead read = read_plain(event);
-      if (fraction == ".123" || fraction == ".999" || fraction == ".12" || fraction == ".1") {
+      bool short_fraction = fraction.size() >= 2 && fraction.size() <= 4 && fraction.find_first_not_of("0123456789", 1) == std::string::npos;
+      if (short_fraction) {
         ASSERT_EQ(read.length, event.size()) << event;
         uint64_t thousandths = std::stoull((fraction.substr(1) + "00").substr(0, 3));
         EXPECT_EQ(*read.fields.ts_ns, int64_t{1712195495519689} * 1000 + static_cast<int64_t>(thousandths)) << event;
