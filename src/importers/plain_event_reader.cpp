@@ -30,26 +30,9 @@ class Cursor {
   explicit Cursor(const char* end) : end_(end) {}
   const char* end() const { return end_; }
 
-  // Kineto indents every line of an event (a newline, then 4-6 spaces):
-  // after each white-space byte, the spaces that follow are skipped 8 at a
-  // time, in one 8-byte load (at most end_ + 8: the read-ahead), where the
-  // byte loop took a tenth of the reader's instructions (cachegrind).
   const char* skip_space(const char* p) const {
-    while (p < end_ && is_space(*p)) p = past_spaces(p + 1);
-    return p < end_ ? p : end_;  // spaces of the read-ahead are not the event's
-  }
-
-  // p (at most end_) past the run of ' ' there, counted in little-endian
-  // 8-byte words; may pass end_, by less than 8 bytes.
-  const char* past_spaces(const char* p) const {
-    for (;;) {
-      uint64_t word = 0;
-      std::memcpy(&word, p, 8);
-      uint64_t others = word ^ 0x2020202020202020ULL;  // zero bytes where ' '
-      if (others != 0) return p + __builtin_ctzll(others) / 8;
-      p += 8;
-      if (p >= end_) return p;
-    }
+    while (p < end_ && is_space(*p)) ++p;
+    return p;
   }
 
   // p past `c` and the white space around it; nullptr when `c` is not next.
@@ -237,27 +220,6 @@ bool eight_digits(const char* p, uint64_t& value) {
   return true;
 }
 
-// The fraction of a timestamp in microseconds at p (after the '.'), when it
-// is one to three digits followed by something else, as Kineto writes it
-// (three digits) and as Python's json writes a float (one to three here):
-// its value in nanoseconds and its length, from one 4-byte load, where the
-// digit loop's tests took ~2 % of the reader's instructions (cachegrind).
-// 0 for anything else (no digit, or more than three).
-size_t short_fraction(const char* p, uint64_t& nanoseconds) {
-  uint32_t chunk = 0;
-  std::memcpy(&chunk, p, 4);
-  // Zero bytes where a digit: high nibble 3, and still 3 after adding 6
-  // (a carry only leaves a byte that is no digit, after the first such byte).
-  uint32_t others = ((chunk & 0xF0F0F0F0U) | (((chunk + 0x06060606U) & 0xF0F0F0F0U) >> 4)) ^ 0x33333333U;
-  if (others == 0) return 0;  // four digits or more
-  auto count = static_cast<size_t>(__builtin_ctz(others)) / 8;
-  if (count == 0) return 0;
-  // The digits' values, zero in place of those not written: 1.5 is 1.500.
-  uint32_t digits = (chunk - 0x30303030U) & ((uint32_t{1} << (8 * count)) - 1);
-  nanoseconds = (digits & 0xFF) * 100 + ((digits >> 8) & 0xFF) * 10 + ((digits >> 16) & 0xFF);
-  return count;
-}
-
 bool needs_args(std::string_view ph) { return ph == "M" || ph == "C" || ph == "X"; }
 
 // Reads the fields of one event; members() drives it.
@@ -340,11 +302,7 @@ class EventParse {
     if (q == digits || (q - digits > 1 && *digits == '0') || micros > kMaxMicros) return any_microseconds(p, ns);
     uint64_t fraction = 0;
     int fraction_digits = 0;
-    size_t short_digits = 0;
-    if (q < end && *q == '.' && end - q > 4 && (short_digits = short_fraction(q + 1, fraction)) > 0) {
-      q += 1 + short_digits;
-      fraction_digits = 3;  // scaled already
-    } else if (q < end && *q == '.') {
+    if (q < end && *q == '.') {
       for (++q; q < end && is_digit(*q) && fraction_digits < 3; ++q, ++fraction_digits) {
         fraction = fraction * 10 + static_cast<uint64_t>(*q - '0');
       }

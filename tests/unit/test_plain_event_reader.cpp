@@ -230,9 +230,9 @@ void expect_same_import(const std::string& json, const ChromeTraceOptions& base 
   }
 }
 
-// White space after a newline is skipped eight spaces at a time: runs of
-// every length around the 8-byte steps, cut by the end of the text anywhere
-// (declined: spaces of the read-ahead are not the event's).
+// Indentation as Kineto writes it (a newline, then spaces): runs of every
+// length up to 20, cut by the end of the text anywhere (declined: spaces of
+// the read-ahead are not the event's).
 TEST(PlainEventReader, ReadsRunsOfSpacesOfEveryLength) {
   for (size_t run = 0; run <= 20; ++run) {
     std::string indent = "\n" + std::string(run, ' ');
@@ -253,8 +253,9 @@ TEST(PlainEventReader, ReadsRunsOfSpacesOfEveryLength) {
   }
 }
 
-// One to three fraction digits are read at once: every count of them, and
-// what may follow, read as simdjson reads them.
+// Timestamps' fractions (Kineto writes three digits, Python's json one to
+// three): every count of digits, and what may follow, read as simdjson
+// reads them.
 TEST(PlainEventReader, ReadsTimestampFractionsOfEveryLength) {
   for (std::string fraction : {"", ".", ".1", ".12", ".123", ".1234", ".123456", ".999", ".0005", ".12e1", ".12.3", ".1x", ".5", ".09", ".1-"}) {
     for (std::string end : {"", " ", "\n"}) {
