@@ -368,15 +368,12 @@ class ChromeTraceImporter {
 
   // --- processes and threads -----------------------------------------------
 
-  // Inline for the numbers of Kineto's ids (two per event); the
-  // synthetic ids of strings out of line.
-  int64_t resolve_id(const TrackIdField& field) { return field.is_text ? synthetic_id(field.text) : field.number; }
-
-  [[gnu::noinline]] int64_t synthetic_id(std::string_view text) {
-    auto found = synthetic_ids_.find(text);
+  int64_t resolve_id(const TrackIdField& field) {
+    if (!field.is_text) return field.number;
+    auto found = synthetic_ids_.find(field.text);
     if (found != synthetic_ids_.end()) return found->second;
     int64_t id = kSyntheticIdBase - static_cast<int64_t>(synthetic_ids_.size());
-    synthetic_ids_.emplace(std::string(text), id);
+    synthetic_ids_.emplace(std::string(field.text), id);
     return id;
   }
 
