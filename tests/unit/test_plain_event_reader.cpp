@@ -230,6 +230,50 @@ void expect_same_import(const std::string& json, const ChromeTraceOptions& base 
   }
 }
 
+// Indentation as Kineto writes it (a newline, then spaces): runs of every
+// length up to 20, cut by the end of the text anywhere (declined: spaces of
+// the read-ahead are not the event's).
+TEST(PlainEventReader, ReadsRunsOfSpacesOfEveryLength) {
+  for (size_t run = 0; run <= 20; ++run) {
+    std::string indent = "\n" + std::string(run, ' ');
+    std::string event = "{" + indent + R"("ph": "X", "name": "n",)" + indent + R"("ts": 1, "dur": 2, "args": {)" + indent +
+                        R"("correlation": 9,)" + indent + "\t" + indent + R"("bytes": 3)" + indent + "}" + indent + "}";
+    PlainRead read = read_plain(event);
+    ASSERT_EQ(read.length, event.size()) << event;
+    EXPECT_EQ(read.fields.dur_ns, 2000);
+    EXPECT_EQ(read.args.correlation, 9);
+    EXPECT_EQ(read.args.bytes, 3);
+    for (size_t available = 0; available < event.size(); ++available) {
+      std::string padded = event + std::string(PlainEventReader::kReadAhead, ' ');
+      EventFields fields;
+      EventArgs args;
+      PlainEventCounts counts;
+      EXPECT_EQ(PlainEventReader().read(padded.data(), available, fields, args, counts), 0u) << available << event;
+    }
+  }
+}
+
+// Timestamps' fractions (Kineto writes three digits, Python's json one to
+// three): every count of digits, and what may follow, read as simdjson
+// reads them.
+TEST(PlainEventReader, ReadsTimestampFractionsOfEveryLength) {
+  for (std::string fraction : {"", ".", ".1", ".12", ".123", ".1234", ".123456", ".999", ".0005", ".12e1", ".12.3", ".1x", ".5", ".09", ".1-"}) {
+    for (std::string end : {"", " ", "\n"}) {
+      std::string ts = "1712195495519689" + fraction;
+      std::string event = R"({"ph": "X", "name": "n", "pid": 1, "tid": 2, "ts": )" + ts + end + R"(, "dur": 63)" + fraction + end + "}";
+      PlainRead read = read_plain(event);
+      bool short_fraction = fraction.size() >= 2 && fraction.size() <= 4 && fraction.find_first_not_of("0123456789", 1) == std::string::npos;
+      if (short_fraction) {
+        ASSERT_EQ(read.length, event.size()) << event;
+        uint64_t thousandths = std::stoull((fraction.substr(1) + "00").substr(0, 3));
+        EXPECT_EQ(*read.fields.ts_ns, int64_t{1712195495519689} * 1000 + static_cast<int64_t>(thousandths)) << event;
+        EXPECT_EQ(*read.fields.dur_ns, 63000 + static_cast<int64_t>(thousandths)) << event;
+      }
+      expect_same_import("[" + event + "]");
+    }
+  }
+}
+
 TEST(PlainEventReader, ImportsOddEventsAsSimdjsonDoes) {
   const std::vector<std::string> events = {
       R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 1.0005, "dur": 2e1, "args": {"Input Dims": [[1]], "correlation": 3, "bytes": -1}})",
