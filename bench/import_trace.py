@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The trace importer against its floor and its peers (issue 6, "Performance").
 
-Builds a large Kineto trace by repeating a real one from ../shared/testdata
-(timestamps shifted so repetitions follow each other, flow and correlation
-ids made unique), then measures wall time and peak RSS of a cold process for:
+Builds a large Kineto trace by repeating a real one from ../shared/testdata in
+its own text (Kineto's indentation and number formats; timestamps shifted so
+repetitions follow each other, flow and correlation ids made unique), then
+measures wall time and peak RSS of a cold process for:
 
   wc -l                      the read floor
   stepscope report --json    import + analyses, from the trace
@@ -21,7 +22,9 @@ table with medians and ratios to stepscope report; --json writes raw figures.
 import argparse
 import gzip
 import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -60,42 +63,84 @@ print(len(breakdown[1]))
 '''
 
 
+# The numbers a repetition changes, as Kineto writes them: a timestamp (shifted
+# by whole microseconds, its digits otherwise kept), a flow's id and an args'
+# correlation (made unique per repetition).
+SHIFTED = re.compile(r'"(ts|id|correlation)": (\d+)(\.\d+)?')
+ID_STRIDE = 10_000_000
+
+
+def split_events(text: str):
+    """The text up to and including the events' '[', each event as (parsed, its
+    own text), and the text from the ']' on."""
+    bracket = text.index("[", text.index('"traceEvents"'))
+    decoder, between = json.JSONDecoder(), re.compile(r"[\s,]*")
+    pos, events = bracket + 1, []
+    while True:
+        pos = between.match(text, pos).end()
+        if text[pos] == "]":
+            return text[:bracket + 1], events, text[pos:]
+        event, end = decoder.raw_decode(text, pos)
+        events.append((event, text[pos:end]))
+        pos = end
+
+
+def event_template(event: dict, text: str) -> list:
+    """`text` cut around the numbers SHIFTED finds: literal strings and
+    (key, integer part, fraction) tuples. Refuses an event whose numbers are
+    not where the parsed event has them, so nothing is shifted by accident."""
+    parts, pos, seen = [], 0, {"ts": 0, "id": 0, "correlation": 0}
+    for m in SHIFTED.finditer(text):
+        parts.append(text[pos:m.start()])
+        key = m.group(1)
+        parts.append((key, int(m.group(2)), m.group(3) or ""))
+        seen[key] += 1
+        pos = m.end()
+    parts.append(text[pos:])
+    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    expected = {"ts": int("ts" in event), "id": int(isinstance(event.get("id"), int)),
+                "correlation": int(isinstance(args.get("correlation"), int))}
+    if seen != expected:
+        raise SystemExit(f"cannot repeat this event textually (numbers {seen}, expected {expected}): {text[:200]}")
+    return parts
+
+
+def render(template: list, shift_us: int, id_shift: int) -> str:
+    out = []
+    for part in template:
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            key, integer, fraction = part
+            delta = shift_us if key == "ts" else id_shift
+            out.append(f'"{key}": {integer + delta}{fraction}')
+    return "".join(out)
+
+
 def build_trace(source: Path, target_mb: int, out: Path) -> dict:
-    """Writes `source` repeated until about target_mb MB; returns its facts."""
+    """Writes `source` repeated until about target_mb MB, in the source's own
+    text (Kineto's layout and number formats: what a real trace makes the
+    reader do), with timestamps shifted and ids made unique per repetition;
+    returns its facts."""
     with gzip.open(source, "rt") if source.suffix == ".gz" else open(source) as f:
-        trace = json.load(f)
-    events = trace["traceEvents"]
-    timed = [e for e in events if "ts" in e and e.get("ph") != "M"]
+        text = f.read()
+    head, events, tail = split_events(text)
+    timed = [e for e, _ in events if "ts" in e and e.get("ph") != "M"]
     first = min(e["ts"] for e in timed)
     last = max(e["ts"] + e.get("dur", 0) for e in timed)
-    period = (last - first) + 1000  # a 1 ms gap between repetitions
-    meta = [e for e in events if e.get("ph") == "M"]
-    body = [e for e in events if e.get("ph") != "M"]
-    header = {k: v for k, v in trace.items() if k != "traceEvents"}
-    one_rep = len(json.dumps(body))
+    period_us = math.ceil(last - first) + 1000  # a 1 ms gap between repetitions
+    meta = [t for e, t in events if e.get("ph") == "M"]
+    body = [event_template(e, t) for e, t in events if e.get("ph") != "M"]
+    separator = ",\n  "
+    one_rep = sum(len(render(b, 0, 0)) + len(separator) for b in body)
     reps = max(1, round(target_mb * 1e6 / one_rep))
-    count = 0
     with open(out, "w") as f:
-        f.write(json.dumps(header)[:-1] + ', "traceEvents": [\n')
-        f.write(",\n".join(json.dumps(e) for e in meta))
-        count += len(meta)
+        f.write(head + "\n  " + separator.join(meta))
         for rep in range(reps):
-            shift = rep * period
-            lines = []
-            for e in body:
-                e = dict(e)
-                if "ts" in e:
-                    e["ts"] = round(e["ts"] + shift, 3)
-                if "id" in e and isinstance(e["id"], int):
-                    e["id"] += rep * 10_000_000
-                args = e.get("args")
-                if isinstance(args, dict) and isinstance(args.get("correlation"), int):
-                    e["args"] = dict(args, correlation=args["correlation"] + rep * 10_000_000)
-                lines.append(json.dumps(e))
-            f.write(",\n" + ",\n".join(lines))
-            count += len(lines)
-        f.write("\n]}\n")
-    return {"source": str(source), "repetitions": reps, "events": count, "bytes": out.stat().st_size}
+            f.write(separator + separator.join(render(b, rep * period_us, rep * ID_STRIDE) for b in body))
+        f.write("\n  " + tail)
+    return {"source": str(source), "repetitions": reps, "events": len(meta) + reps * len(body),
+            "bytes": out.stat().st_size, "layout": "the source's own text"}
 
 
 def measure(cmd: list) -> dict:
