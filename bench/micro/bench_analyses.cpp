@@ -142,8 +142,8 @@ FlowInput flow_input(const Run& run, bool past_start = false) {
     const Flow& flow = run.flows[f];
     for (bool start : {true, false}) {
       const Span& s = run.spans[start ? flow.from : flow.to];
-      FlowEndpoint e{.kind = flow.kind, .bound = 0, .id = static_cast<int64_t>(f), .index = 0, .id_is_text = false,
-                     .is_start = start, .binds_enclosing = true, .pid = s.pid, .tid = s.tid,
+      FlowEndpoint e{.kind = flow.kind, .id_is_text = false, .is_start = start, .binds_enclosing = true,
+                     .id = static_cast<int64_t>(f), .pid = s.pid, .tid = s.tid,
                      .ts_ns = s.start_ns + (past_start ? 1 : 0)};
       placed.emplace_back(start ? flow.from : flow.to, e);
     }
