@@ -25,6 +25,7 @@
 #include "analyses/ops.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/report.hpp"
+#include "analyses/span_index.hpp"
 #include "analyses/steps.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/flow_binding.hpp"
@@ -72,6 +73,28 @@ void BM_AnalysesBuildReport(benchmark::State& state) {
   state.counters["threads"] = static_cast<double>(threads);
 }
 BENCHMARK(BM_AnalysesBuildReport)->Arg(1)->Arg(0)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The two indexes build_report builds first, each alone: the host spans in
+// nesting order (with the census) and the device launches.
+void BM_AnalysesHostSpans(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    HostSpansByThread host_spans(*trace_run());
+    benchmark::DoNotOptimize(host_spans.threads().data());
+  }
+  count_spans(state);
+}
+BENCHMARK(BM_AnalysesHostSpans)->Unit(benchmark::kMillisecond);
+
+void BM_AnalysesDeviceLaunches(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    DeviceLaunches launches(*trace_run());
+    benchmark::DoNotOptimize(launches.activity().data());
+  }
+  count_spans(state);
+}
+BENCHMARK(BM_AnalysesDeviceLaunches)->Unit(benchmark::kMillisecond);
 
 void BM_AnalysesProfileAndFunctions(benchmark::State& state) {
   if (!have_trace(state)) return;

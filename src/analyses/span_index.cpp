@@ -1,6 +1,8 @@
 #include "analyses/span_index.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <tuple>
 
 #include "analyses/nearly_sorted.hpp"
@@ -50,23 +52,27 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   });
   std::vector<size_t> begin(by_key.size() + 1, 0);  // of each thread by rank
   for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].not_on_device();
-  std::vector<Entry> entries;
+  std::span<Entry> entries;
+  std::unique_ptr<Entry[]> by_thread;
+  std::vector<Entry> scratch;
   if (by_key.size() == 1) {
-    entries = std::move(in_trace_order);  // one thread: in its order already
+    entries = in_trace_order;  // one thread: in its order already
   } else {
     std::vector<size_t> next(tracks.size());  // by track number
     for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
-    entries.resize(in_trace_order.size());
+    // Not zeroed first (as a vector's resize would): the scatter writes every entry.
+    by_thread.reset(new Entry[in_trace_order.size()]);
+    entries = std::span<Entry>(by_thread.get(), in_trace_order.size());
     for (const Entry& entry : in_trace_order) entries[next[entry.track]++] = entry;
+    // The keys in trace order are done with: their pages (touched already)
+    // serve as the sorts' merge buffer instead of fresh ones.
+    scratch = std::move(in_trace_order);
+    scratch.clear();
   }
-  // The keys in trace order are done with: their pages (touched already)
-  // serve as the sorts' merge buffer instead of fresh ones.
-  std::vector<Entry> scratch = std::move(in_trace_order);
-  scratch.clear();
   // A thread's spans come in trace order, which is mostly time order. One
   // merge buffer serves all threads (fresh pages cost a fault each).
   for (size_t r = 0; r < by_key.size(); ++r) {
-    sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
+    sort_nearly_sorted(entries.subspan(begin[r], begin[r + 1] - begin[r]),
                        [](const Entry& a, const Entry& b) { return nesting_order(a, b); }, scratch);
   }
   scratch = {};
