@@ -1,6 +1,8 @@
 // The cost of one poll of the system monitor: the machine's counters, the
 // memory cgroup and one process (this one), without GPUs (which would
-// measure NVML, not the monitor). BM_SysmonPoll reads everything at each
+// measure NVML, not the monitor), except in BM_SysmonPollAsRecordedWithGpus,
+// which adds the machine's GPUs through NVML as `record` reads them (skipped
+// where there is none). BM_SysmonPoll reads everything at each
 // poll, as `monitor` does; BM_SysmonPollAsRecorded polls as `record` does,
 // on a clock that advances 100 ms per poll, so that its slow counters are
 // read at every tenth. The 32-thread variants give the process 32 more
@@ -26,10 +28,14 @@ int64_t steady_ns() {
 }
 
 // `as_recorded`: record's options, and a clock of 10 polls a second.
-void poll_loop(benchmark::State& state, bool as_recorded) {
+void poll_loop(benchmark::State& state, bool as_recorded, bool with_gpus = false) {
   SysmonOptions options = as_recorded ? SysmonSource::recording_options() : SysmonOptions{};
-  options.gpus = false;
+  options.gpus = with_gpus;
   Sysmon sysmon(options);
+  if (with_gpus && !sysmon.gpu_absent_reason().empty()) {
+    state.SkipWithError(sysmon.gpu_absent_reason().c_str());
+    return;
+  }
   const std::vector<pid_t> pids{::getpid()};
   int64_t now = steady_ns();
   auto next_time = [&] { return as_recorded ? now += 100'000'000 : steady_ns(); };
@@ -58,6 +64,9 @@ BENCHMARK(BM_SysmonPoll32SleepingThreads)->Unit(benchmark::kMicrosecond);
 
 void BM_SysmonPollAsRecorded(benchmark::State& state) { poll_loop(state, true); }
 BENCHMARK(BM_SysmonPollAsRecorded)->Unit(benchmark::kMicrosecond);
+
+void BM_SysmonPollAsRecordedWithGpus(benchmark::State& state) { poll_loop(state, true, true); }
+BENCHMARK(BM_SysmonPollAsRecordedWithGpus)->Unit(benchmark::kMicrosecond);
 
 void BM_SysmonPollAsRecorded32SleepingThreads(benchmark::State& state) { with_sleeping_threads(state, true); }
 BENCHMARK(BM_SysmonPollAsRecorded32SleepingThreads)->Unit(benchmark::kMicrosecond);

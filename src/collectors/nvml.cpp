@@ -206,6 +206,13 @@ void add_process_utilization(const Nvml::Api& api, NvmlDevice device,
   }
 }
 
+std::string device_name(const Nvml::Api& api, unsigned index) {
+  NvmlDevice device = nullptr;
+  char name[kNameBufferSize] = {};
+  if (api.handle_by_index(index, &device) != kSuccess || api.name(device, name, sizeof name) != kSuccess) return {};
+  return std::string(name, ::strnlen(name, sizeof name));
+}
+
 }  // namespace
 
 Nvml::Nvml(const std::string& library) {
@@ -232,6 +239,7 @@ Nvml::Nvml(const std::string& library) {
     return;
   }
   last_process_sample_us_.assign(device_count_, 0);
+  for (unsigned i = 0; i < device_count_; ++i) names_.push_back(device_name(*api, i));
   api_ = std::move(api);
 }
 
@@ -246,12 +254,12 @@ void Nvml::disable(std::string reason) {
   api_.reset();
 }
 
-std::optional<std::vector<GpuReading>> Nvml::read(bool with_pcie) {
+std::optional<std::vector<GpuReading>> Nvml::read(Queries queries) {
   if (!api_) return std::nullopt;
   std::vector<GpuReading> gpus;
   for (unsigned i = 0; i < device_count_; ++i) {
     int error = kSuccess;
-    GpuReading gpu = read_device(i, with_pcie, error);
+    GpuReading gpu = read_device(i, queries, error);
     if (error != kSuccess) {
       disable(fmt::format("GPU {} stopped answering: {}", i, api_->describe(error)));
       return std::nullopt;
@@ -261,17 +269,16 @@ std::optional<std::vector<GpuReading>> Nvml::read(bool with_pcie) {
   return gpus;
 }
 
-GpuReading Nvml::read_device(unsigned index, bool with_pcie, int& error) {
+GpuReading Nvml::read_device(unsigned index, Queries queries, int& error) {
   const Api& api = *api_;
   GpuReading gpu;
   gpu.index = index;
+  gpu.name = names_[index];
   NvmlDevice device = nullptr;
   if (NvmlReturn code = api.handle_by_index(index, &device); code != kSuccess) {
     error = code;
     return gpu;
   }
-  char name[kNameBufferSize] = {};
-  if (api.name(device, name, sizeof name) == kSuccess) gpu.name = std::string(name, ::strnlen(name, sizeof name));
   if (auto u = query<Utilization>(error, [&](Utilization* v) { return api.utilization(device, v); })) {
     gpu.util_percent = u->gpu;
     gpu.memory_util_percent = u->memory;
@@ -280,18 +287,21 @@ GpuReading Nvml::read_device(unsigned index, bool with_pcie, int& error) {
     gpu.memory_used_bytes = m->used;
     gpu.memory_total_bytes = m->total;
   }
+  if (!queries.slow) return gpu;
   gpu.sm_clock_mhz = as_double(query<unsigned>(error, [&](unsigned* v) { return api.clock(device, kClockSm, v); }));
   gpu.power_watts = as_double(query<unsigned>(error, [&](unsigned* v) { return api.power(device, v); }), 1e-3);
   gpu.temperature_c = as_double(
       query<unsigned>(error, [&](unsigned* v) { return api.temperature(device, kTemperatureGpu, v); }));
-  if (with_pcie) {  // each PCIe query blocks for NVML's 20 ms sampling window
+  if (queries.pcie) {
     gpu.pcie_rx_bytes_per_s = as_double(
         query<unsigned>(error, [&](unsigned* v) { return api.pcie(device, kPcieRxBytes, v); }), 1024);
     gpu.pcie_tx_bytes_per_s = as_double(
         query<unsigned>(error, [&](unsigned* v) { return api.pcie(device, kPcieTxBytes, v); }), 1024);
   }
   gpu.processes = compute_processes(api, device);
-  add_process_utilization(api, device, last_process_sample_us_[index], gpu.processes);
+  if (queries.process_utilization) {
+    add_process_utilization(api, device, last_process_sample_us_[index], gpu.processes);
+  }
   return gpu;
 }
 

@@ -48,21 +48,34 @@ class Nvml {
   // Why there are no GPUs: no library, NVML failed to start, no device.
   const std::string& reason() const { return reason_; }
 
+  // Which queries a reading makes (their cost on an H200: bench/README.md,
+  // "NVML on a GPU machine"). Utilization and memory are always read. The
+  // slow ones (SM clock, power, temperature, the processes on the GPU) change
+  // slowly: `record` reads them once a second, on the sampler's thread. Read
+  // only with the slow ones: PCIe throughput, which blocks about 40 ms per
+  // GPU, and each process's SM utilization, which costs 1.5 to 2.5 ms of CPU
+  // per GPU.
+  struct Queries {
+    bool slow = true;
+    bool pcie = false;
+    bool process_utilization = true;
+  };
+
   // One reading of every GPU. An NVML error other than "not supported"
   // (a GPU fallen off the bus, a driver reloaded) returns nullopt, sets
   // reason() and shuts NVML down: the caller warns once and carries on.
-  // `with_pcie`: also PCIe throughput, which blocks about 40 ms per GPU.
-  std::optional<std::vector<GpuReading>> read(bool with_pcie);
+  std::optional<std::vector<GpuReading>> read(Queries queries);
 
   struct Api;  // the resolved functions, defined in nvml.cpp
 
  private:
   void disable(std::string reason);
-  GpuReading read_device(unsigned index, bool with_pcie, int& error);
+  GpuReading read_device(unsigned index, Queries queries, int& error);
 
   void* library_ = nullptr;
   std::unique_ptr<Api> api_;
   unsigned device_count_ = 0;
+  std::vector<std::string> names_;  // per device: read once, a name does not change
   std::vector<unsigned long long> last_process_sample_us_;  // per device, for process utilization
   std::string reason_;
 };

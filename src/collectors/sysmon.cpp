@@ -103,7 +103,7 @@ SysmonSample Sysmon::sample(int64_t now_ns, const std::vector<pid_t>& pids) {
   out.system.memory = system.memory;
   out.system.cgroup_memory = cgroup_memory_.read(pids.empty() ? ::getpid() : pids.front(), now_ns);
   out.processes = process_rates(pids, out.interval_s);
-  read_gpus(out);
+  read_gpus(out, slow);
   out.unreadable = unreadable_;
   previous_system_ = std::move(system);
   previous_ns_ = now_ns;
@@ -170,9 +170,11 @@ std::vector<ProcessSample> Sysmon::process_rates(const std::vector<pid_t>& pids,
   return samples;
 }
 
-void Sysmon::read_gpus(SysmonSample& out) {
+void Sysmon::read_gpus(SysmonSample& out, bool slow) {
   if (!nvml_ || !nvml_->available()) return;
-  if (auto gpus = nvml_->read(options_.gpu_pcie)) {
+  const Nvml::Queries queries{
+      .slow = slow, .pcie = options_.gpu_pcie, .process_utilization = options_.gpu_process_utilization};
+  if (auto gpus = nvml_->read(queries)) {
     out.gpus = std::move(*gpus);
     return;
   }

@@ -66,12 +66,16 @@ struct SysmonSample {
 };
 
 struct SysmonOptions {
-  // The load and the disk and network rates are read at most this often:
-  // at every sample when 0. `record` polls at 10 Hz and reads them once a
-  // second (docs/monitor.md, "Cost").
+  // The load, the disk and network rates and the GPUs' slow queries
+  // (Nvml::Queries) are read at most this often: at every sample when 0.
+  // `record` polls at 10 Hz and reads them once a second (docs/monitor.md,
+  // "Cost").
   int64_t slow_interval_ns = 0;
   bool gpus = true;
-  bool gpu_pcie = true;  // PCIe throughput blocks ~40 ms per GPU: off at 10 Hz
+  bool gpu_pcie = true;  // PCIe throughput blocks ~40 ms per GPU: off in `record`
+  // Each process's SM utilization: 1.5-2.5 ms of CPU per GPU on an H200, so
+  // off in `record`, whose GPU collector sees each process's kernels anyway.
+  bool gpu_process_utilization = true;
   std::string nvml_library = kNvmlLibrary;
 };
 
@@ -89,7 +93,7 @@ class Sysmon {
   SystemSample cpu_rates(const SystemCounters& now) const;
   void add_slow_rates(SystemCounters& now, int64_t now_ns, SystemSample& s);
   std::vector<ProcessSample> process_rates(const std::vector<pid_t>& pids, double seconds);
-  void read_gpus(SysmonSample& out);
+  void read_gpus(SysmonSample& out, bool slow);
 
   SysmonOptions options_;
   std::optional<Nvml> nvml_;

@@ -19,6 +19,7 @@ constexpr const char* kPerSecond = "1/s";
 SysmonOptions SysmonSource::recording_options() {
   SysmonOptions options;
   options.gpu_pcie = false;
+  options.gpu_process_utilization = false;
   options.slow_interval_ns = 1'000'000'000;
   return options;
 }

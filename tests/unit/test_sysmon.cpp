@@ -1,6 +1,7 @@
 // sysmon's counter math on recorded /proc text: CPU deltas per core, disk
 // utilization as iostat computes it, process CPU percent, D-state counting,
 // and parsers fed truncated or hostile text.
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "collectors/nvml.hpp"
 #include "collectors/sysmon.hpp"
+#include "collectors/sysmon_source.hpp"
 #include "collectors/proc_files.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/process_tree.hpp"
@@ -355,7 +357,97 @@ TEST(Nvml, AbsentLibraryIsAReasonNotAnError) {
   Nvml nvml("libstepscope-no-such-nvml.so.1");
   EXPECT_FALSE(nvml.available());
   EXPECT_NE(nvml.reason().find("libstepscope-no-such-nvml.so.1"), std::string::npos);
-  EXPECT_FALSE(nvml.read(true));
+  EXPECT_FALSE(nvml.read({}));
+}
+
+// The stand-in's count of calls of `query` (tests/unit/nvml_stand_in).
+class NvmlStandIn : public testing::Test {
+ protected:
+  void SetUp() override {
+    library_ = ::dlopen(STEPSCOPE_NVML_STAND_IN, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(library_, nullptr) << ::dlerror();
+    calls_ = reinterpret_cast<int (*)(const char*)>(::dlsym(library_, "stand_in_calls"));
+    reset_ = reinterpret_cast<void (*)()>(::dlsym(library_, "stand_in_reset"));
+    ASSERT_TRUE(calls_ && reset_);
+  }
+  void TearDown() override {
+    if (library_) ::dlclose(library_);
+  }
+  int calls(const char* query) const { return calls_(query); }
+  void reset() const { reset_(); }
+
+ private:
+  void* library_ = nullptr;
+  int (*calls_)(const char*) = nullptr;
+  void (*reset_)() = nullptr;
+};
+
+TEST_F(NvmlStandIn, AFullReadHasEveryMetricOfEveryGpu) {
+  Nvml nvml(STEPSCOPE_NVML_STAND_IN);
+  ASSERT_TRUE(nvml.available()) << nvml.reason();
+  auto gpus = nvml.read({.slow = true, .pcie = true});
+  ASSERT_TRUE(gpus);
+  ASSERT_EQ(gpus->size(), 2u);
+  const GpuReading& g = (*gpus)[0];
+  EXPECT_EQ(g.name, "Stand-in GPU \"zero\"");
+  EXPECT_EQ((*gpus)[1].name, "Stand-in GPU one");
+  EXPECT_EQ(g.util_percent, 40);
+  EXPECT_EQ((*gpus)[1].util_percent, 41);
+  EXPECT_EQ(g.memory_util_percent, 10);
+  EXPECT_EQ(g.memory_used_bytes, 20ULL << 30);
+  EXPECT_EQ(g.memory_total_bytes, 80ULL << 30);
+  EXPECT_EQ(g.sm_clock_mhz, 1980);
+  EXPECT_EQ(g.power_watts, 350);
+  EXPECT_EQ(g.temperature_c, 45);
+  EXPECT_EQ(g.pcie_rx_bytes_per_s, 1024.0 * 1024);
+  ASSERT_EQ(g.processes.size(), 1u);
+  EXPECT_EQ(g.processes[0].pid, 4242);
+  EXPECT_EQ(g.processes[0].memory_bytes, 5ULL << 30);
+  EXPECT_EQ(g.processes[0].sm_util_percent, 70);
+  EXPECT_TRUE((*gpus)[1].processes.empty());
+}
+
+// `record` polls at 10 Hz on the sampler's thread: between slow readings
+// only utilization and memory go to the driver, and a GPU's name never
+// does after start-up.
+TEST_F(NvmlStandIn, AFastReadQueriesOnlyUtilizationAndMemory) {
+  Nvml nvml(STEPSCOPE_NVML_STAND_IN);
+  ASSERT_TRUE(nvml.available()) << nvml.reason();
+  reset();
+  auto gpus = nvml.read({.slow = false, .pcie = true, .process_utilization = true});
+  ASSERT_TRUE(gpus);
+  ASSERT_EQ(gpus->size(), 2u);
+  for (const char* query : {"utilization", "memory"}) EXPECT_EQ(calls(query), 2) << query;
+  for (const char* query : {"name", "clock", "power", "temperature", "pcie", "processes", "process_utilization"}) {
+    EXPECT_EQ(calls(query), 0) << query;
+  }
+  const GpuReading& g = (*gpus)[0];
+  EXPECT_EQ(g.name, "Stand-in GPU \"zero\"");
+  EXPECT_EQ(g.util_percent, 40);
+  EXPECT_EQ(g.memory_used_bytes, 20ULL << 30);
+  EXPECT_FALSE(g.sm_clock_mhz || g.power_watts || g.temperature_c || g.pcie_rx_bytes_per_s);
+  EXPECT_TRUE(g.processes.empty());
+}
+
+// Sysmon as `record` sets it up: the slow queries once per slow interval.
+TEST_F(NvmlStandIn, RecordingReadsTheSlowQueriesOncePerSlowInterval) {
+  SysmonOptions options = SysmonSource::recording_options();
+  options.nvml_library = STEPSCOPE_NVML_STAND_IN;
+  Sysmon sysmon(options);
+  reset();
+  const std::vector<pid_t> pids{::getpid()};
+  std::vector<SysmonSample> samples;
+  for (int64_t t = 0; t < 20; ++t) samples.push_back(sysmon.sample(1'000'000'000 + t * 100'000'000, pids));
+  EXPECT_EQ(calls("utilization"), 2 * 20);
+  EXPECT_EQ(calls("power"), 2 * 2) << "at 0 s and 1 s";
+  EXPECT_EQ(calls("processes"), 2 * 2);
+  EXPECT_EQ(calls("pcie"), 0) << "off in record";
+  EXPECT_EQ(calls("process_utilization"), 0) << "off in record";
+  for (size_t i = 0; i < samples.size(); ++i) {
+    ASSERT_EQ(samples[i].gpus.size(), 2u);
+    EXPECT_EQ(samples[i].gpus[0].power_watts.has_value(), i % 10 == 0) << i;
+    EXPECT_TRUE(samples[i].gpus[0].memory_used_bytes) << i;
+  }
 }
 
 SysmonSample fixture_sample() {
