@@ -7,7 +7,7 @@
 // bench/README.md ("The analyses after the import", "... side by side",
 // "... with fewer passes and sorts", "The analyses' and the flow binding's
 // CPU", "The analyses' passes and the flow binding, again", "The flow binding
-// at slice starts").
+// at slice starts", "Smaller endpoints and nodes, ...").
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include "analyses/ops.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/report.hpp"
+#include "analyses/span_index.hpp"
 #include "analyses/steps.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/flow_binding.hpp"
@@ -72,6 +73,28 @@ void BM_AnalysesBuildReport(benchmark::State& state) {
   state.counters["threads"] = static_cast<double>(threads);
 }
 BENCHMARK(BM_AnalysesBuildReport)->Arg(1)->Arg(0)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The two indexes build_report builds first, each alone: the host spans in
+// nesting order (with the census) and the device launches.
+void BM_AnalysesHostSpans(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    HostSpansByThread host_spans(*trace_run());
+    benchmark::DoNotOptimize(host_spans.threads().data());
+  }
+  count_spans(state);
+}
+BENCHMARK(BM_AnalysesHostSpans)->Unit(benchmark::kMillisecond);
+
+void BM_AnalysesDeviceLaunches(benchmark::State& state) {
+  if (!have_trace(state)) return;
+  for (auto _ : state) {
+    DeviceLaunches launches(*trace_run());
+    benchmark::DoNotOptimize(launches.activity().data());
+  }
+  count_spans(state);
+}
+BENCHMARK(BM_AnalysesDeviceLaunches)->Unit(benchmark::kMillisecond);
 
 void BM_AnalysesProfileAndFunctions(benchmark::State& state) {
   if (!have_trace(state)) return;
@@ -142,8 +165,8 @@ FlowInput flow_input(const Run& run, bool past_start = false) {
     const Flow& flow = run.flows[f];
     for (bool start : {true, false}) {
       const Span& s = run.spans[start ? flow.from : flow.to];
-      FlowEndpoint e{.kind = flow.kind, .bound = 0, .id = static_cast<int64_t>(f), .index = 0, .id_is_text = false,
-                     .is_start = start, .binds_enclosing = true, .pid = s.pid, .tid = s.tid,
+      FlowEndpoint e{.kind = flow.kind, .id_is_text = false, .is_start = start, .binds_enclosing = true,
+                     .id = static_cast<int64_t>(f), .pid = s.pid, .tid = s.tid,
                      .ts_ns = s.start_ns + (past_start ? 1 : 0)};
       placed.emplace_back(start ? flow.from : flow.to, e);
     }

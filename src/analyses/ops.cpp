@@ -87,19 +87,22 @@ struct Node {
   // taken as its self CPU time is, each node's total less its children's.
   int64_t device_ns = 0;
   SpanId span = 0;
-  uint32_t group = 0;
+  // Its name's group (NameClasses), then, once merge_into_rows has found its
+  // row, that row (unless merged): one field, not two, as merging reads a
+  // parent's group only after the parent's row is found, and then reads it
+  // from the row (RowTable::group_of).
+  uint32_t group_then_row = 0;
   // Before merging (nest), then after merging only children into same-named
   // parents (merge_into_rows rewrites it in place, parents first).
   uint32_t parent = kNone;
-  uint32_t row = kNone;  // its row, unless merged
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
-  // whether there is exactly one). Bytes keep millions of nodes at 48 bytes.
+  // whether there is exactly one). Bytes keep millions of nodes at 40 bytes.
   uint8_t children = 0;
   SpanKind kind = SpanKind::kOther;
   bool merged = false;      // merged into its parent: not a row of its own
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
-static_assert(sizeof(Node) <= 48, "ops holds a node per host event: millions");
+static_assert(sizeof(Node) <= 40, "ops holds a node per host event: millions");
 
 // The nodes in torch's order, and where each thread's nodes begin (nesting
 // never crosses threads).
@@ -126,7 +129,7 @@ HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameCl
       uint32_t group = names.group(span.name);
       if (group != kNone) {
         out.nodes.push_back(
-            {.start_ns = span.start_ns, .end_ns = span.end_ns, .span = i, .group = group, .kind = span.kind});
+            {.start_ns = span.start_ns, .end_ns = span.end_ns, .span = i, .group_then_row = group, .kind = span.kind});
       }
     }
   }
@@ -221,6 +224,7 @@ class RowTable {
     return found->second;
   }
   OpStats& operator[](uint32_t row) { return rows_[row]; }
+  uint32_t group_of(uint32_t row) const { return group_of_row_[row]; }
   OpStats& row(uint32_t group, OpRowKind kind, StringId shapes) { return rows_[find(group, kind, shapes)]; }
   std::vector<OpStats> take() { return std::move(rows_); }
 
@@ -233,6 +237,7 @@ class RowTable {
     stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
     stats.kind = kind;
     stats.input_shapes = shapes;
+    group_of_row_.push_back(group);
     return static_cast<uint32_t>(rows_.size() - 1);
   }
 
@@ -240,6 +245,7 @@ class RowTable {
   const NameClasses& names_;
   bool by_shapes_;
   std::vector<OpStats> rows_;
+  std::vector<uint32_t> group_of_row_;  // by row: few, and read per node while merging
   std::unordered_map<RowKey, uint32_t, RowKeyHash> index_;  // by shapes
   std::vector<uint32_t> direct_;                            // not by shapes: by group and kind
 };
@@ -256,14 +262,15 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
     uint32_t p = node.parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     node.parent = p;
-    if (p != kNone && nodes[p].group == node.group && nodes[p].children == 1) {
+    uint32_t group = node.group_then_row;
+    if (p != kNone && table.group_of(nodes[p].group_then_row) == group && nodes[p].children == 1) {
       node.merged = true;
       nodes[p].children = node.children;
       nodes[p].device_ns = node.device_ns;  // torch: the parent takes the child's kernels
       continue;
     }
     OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
-    node.row = table.find(node.group, kind, by_shapes ? run.spans[node.span].detail : StringTable::kEmpty);
+    node.group_then_row = table.find(group, kind, by_shapes ? run.spans[node.span].detail : StringTable::kEmpty);
   }
 }
 
@@ -275,14 +282,14 @@ void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];
     if (node.merged) continue;
-    OpStats& row = table[node.row];
+    OpStats& row = table[node.group_then_row];
     row.calls++;
     row.cpu_total_ns += node.duration_ns();
     row.self_cpu_ns += node.duration_ns();
     row.device_total_ns += node.device_ns;
     row.self_device_ns += node.device_ns;
     if (node.parent == kNone) continue;
-    OpStats& parent_row = table[nodes[node.parent].row];
+    OpStats& parent_row = table[nodes[node.parent].group_then_row];
     parent_row.self_cpu_ns -= node.duration_ns();
     parent_row.self_device_ns -= node.device_ns;
     nodes[node.parent].device_ns += node.device_ns;

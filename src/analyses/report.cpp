@@ -22,9 +22,13 @@ std::string rank_label(const GpuRank& rank) {
 //   launches ──── ops, device analyses, steps (the ProfilerStep ranges)
 //   census ────── steps, process summary, diagnosis (made with the host spans)
 //   steps, processes, device analyses ── diagnosis
-// The indexes first (the others wait for them), then the analyses, the
-// longer ones (ops, the device analyses) before the diagnosis, which waits
-// for its inputs and, last, runs its rules on the threads free by then.
+// The indexes first (the others wait for them), then the analyses: the
+// device analyses first, which need only the launches (built in less than
+// half the host spans' time), so the thread that built the launches does
+// them while the host spans are being built instead of waiting; then the
+// longest (ops), then the rest; the diagnosis last, which waits for its
+// inputs and runs its rules on the threads free by then. On two threads the
+// critical path is then the host spans and ops.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options, size_t threads) {
   Report report;
@@ -37,22 +41,22 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   SideBySide work;
   auto host_spans_built = work.add([&] { host_spans.emplace(run); });
   auto launches_built = work.add([&] { launches.emplace(run); });
-  // First of the analyses: its error (samples without a period) is the one
-  // a report of a broken run has always given.
-  work.add([&] {
-    work.wait_for(host_spans_built);
-    Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
-    report.profile_source = profile.source;
-    report.functions = function_costs(profile);
+  auto gpu_done = work.add([&] {
+    work.wait_for(launches_built);
+    report.gpu.ranks.front() = analyze_gpu_rank(run, source, *launches);
   });
   work.add([&] {
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
     report.ops = analyze_ops(run, *host_spans, *launches, ops_options);
   });
-  auto gpu_done = work.add([&] {
-    work.wait_for(launches_built);
-    report.gpu.ranks.front() = analyze_gpu_rank(run, source, *launches);
+  // The only analysis that fails on its input (samples without a period):
+  // those before it cannot, so its error stays the one a broken run gives.
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
+    report.profile_source = profile.source;
+    report.functions = function_costs(profile);
   });
   auto steps_done = work.add([&] {
     // Their passes found the ProfilerStep ranges and counted the spans.

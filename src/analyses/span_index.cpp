@@ -1,6 +1,8 @@
 #include "analyses/span_index.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <tuple>
 
 #include "analyses/nearly_sorted.hpp"
@@ -16,7 +18,6 @@ struct Entry {
   int64_t start_ns;
   int64_t end_ns;
   SpanId span;
-  uint32_t track;  // the census's number of its track (in what would be padding)
 };
 
 bool nesting_order(const Entry& a, const Entry& b) {
@@ -28,17 +29,12 @@ bool nesting_order(const Entry& a, const Entry& b) {
 }  // namespace
 
 HostSpansByThread::HostSpansByThread(const Run& run) {
-  // One pass over the spans (millions of them, 64 bytes each) takes the
-  // census and copies the host spans' keys out in trace order; a counting
-  // sort by thread then moves the keys alone (24 bytes each).
-  std::vector<Entry> in_trace_order;
-  in_trace_order.reserve(run.spans.size());  // address space: pages are touched only as entries fill them
-  for (SpanId i = 0; i < run.spans.size(); ++i) {
-    const Span& span = run.spans[i];
-    uint32_t track = census_.add(i, span);
-    // is_host_span, from the census's table of kinds
-    if (!census_.on_device(span.kind)) in_trace_order.push_back({span.start_ns, span.end_ns, i, track});
-  }
+  // Two passes over the spans (millions of them, 64 bytes each): the census,
+  // then each host span's sort key (24 bytes) written straight to its
+  // thread's place. A copy of the keys in trace order, moved by thread
+  // after one pass, would take a second array of keys as large, fresh pages
+  // the size of every host span's key, at the report's peak.
+  for (SpanId i = 0; i < run.spans.size(); ++i) census_.add(i, run.spans[i]);
   const std::vector<CensusTrack>& tracks = census_.tracks();
   // The tracks with host spans, by (pid, tid): the threads.
   std::vector<uint32_t> by_key;
@@ -50,23 +46,22 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   });
   std::vector<size_t> begin(by_key.size() + 1, 0);  // of each thread by rank
   for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].not_on_device();
-  std::vector<Entry> entries;
-  if (by_key.size() == 1) {
-    entries = std::move(in_trace_order);  // one thread: in its order already
-  } else {
-    std::vector<size_t> next(tracks.size());  // by track number
-    for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
-    entries.resize(in_trace_order.size());
-    for (const Entry& entry : in_trace_order) entries[next[entry.track]++] = entry;
+  std::vector<size_t> next(tracks.size());  // by track number
+  for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
+  // Not zeroed first (as a vector's resize would): the pass writes every entry.
+  std::unique_ptr<Entry[]> by_thread(new Entry[begin.back()]);
+  std::span<Entry> entries(by_thread.get(), begin.back());
+  for (SpanId i = 0; i < run.spans.size(); ++i) {
+    const Span& span = run.spans[i];
+    // is_host_span, from the census's table of kinds
+    if (census_.on_device(span.kind)) continue;
+    entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
   }
-  // The keys in trace order are done with: their pages (touched already)
-  // serve as the sorts' merge buffer instead of fresh ones.
-  std::vector<Entry> scratch = std::move(in_trace_order);
-  scratch.clear();
+  std::vector<Entry> scratch;
   // A thread's spans come in trace order, which is mostly time order. One
   // merge buffer serves all threads (fresh pages cost a fault each).
   for (size_t r = 0; r < by_key.size(); ++r) {
-    sort_nearly_sorted(std::span<Entry>(entries).subspan(begin[r], begin[r + 1] - begin[r]),
+    sort_nearly_sorted(entries.subspan(begin[r], begin[r + 1] - begin[r]),
                        [](const Entry& a, const Entry& b) { return nesting_order(a, b); }, scratch);
   }
   scratch = {};

@@ -59,11 +59,74 @@ struct EndLess {
   }
 };
 
+// The rank of each (kind, id_is_text) among those of the endpoints, in
+// the order of (kind, id_is_text). A trace has a few: they are found by a
+// look along a short list (a set once there are many), the last one
+// remembered, as endpoints come in runs of one kind.
+class FlowGroups {
+ public:
+  // Each endpoint to rank, then `finish`, then `rank`.
+  void add(const FlowEndpoint& e) {
+    if (group_of(e) != last_) note(group_of(e));
+  }
+  void finish() {
+    std::sort(groups_.begin(), groups_.end());
+    last_ = kNoGroup;
+  }
+
+  size_t size() const { return groups_.size(); }
+  uint32_t rank(const FlowEndpoint& e) {
+    if (group_of(e) != last_) {
+      last_ = group_of(e);
+      last_rank_ = static_cast<uint32_t>(std::lower_bound(groups_.begin(), groups_.end(), last_) - groups_.begin());
+    }
+    return last_rank_;
+  }
+
+ private:
+  static constexpr size_t kFewGroups = 16;
+  static constexpr uint64_t kNoGroup = std::numeric_limits<uint64_t>::max();
+  static uint64_t group_of(const FlowEndpoint& e) { return (uint64_t{e.kind} << 1) | uint64_t{e.id_is_text}; }
+
+  void note(uint64_t group) {
+    last_ = group;
+    if (many_.empty()) {
+      if (std::find(groups_.begin(), groups_.end(), group) != groups_.end()) return;
+      groups_.push_back(group);
+      if (groups_.size() > kFewGroups) many_.insert(groups_.begin(), groups_.end());
+    } else if (many_.insert(group).second) {
+      groups_.push_back(group);
+    }
+  }
+
+  std::vector<uint64_t> groups_;  // distinct
+  std::set<uint64_t> many_;       // the same, once there are more than a few
+  uint64_t last_ = kNoGroup;
+  uint32_t last_rank_ = 0;
+};
+
+// An id as an unsigned number in the same order.
+uint64_t ordered_id(int64_t id) { return static_cast<uint64_t>(id) ^ (uint64_t{1} << 63); }
+
+// What the keys of the flows need to know of the endpoints (those that may
+// be bound: on a track with spans), gathered in the pass that orders them by
+// track, which reads every endpoint anyway: their groups and the range of
+// their ids.
+struct FlowIds {
+  FlowGroups groups;
+  uint64_t least = std::numeric_limits<uint64_t>::max();
+  uint64_t most = 0;
+  void add(const FlowEndpoint& e) {
+    groups.add(e);
+    least = std::min(least, ordered_id(e.id));
+    most = std::max(most, ordered_id(e.id));
+  }
+};
+
 // The endpoints of each track in time order (then trace order): keys[begin[t]
 // .. begin[t+1]) are track t's. Endpoints of kNoTrack are left out.
-// Made in the one pass over the endpoints that also numbers them (`index`)
-// and marks them unbound (a pass over a million endpoints costs memory
-// bandwidth).
+// Made in the one pass over the endpoints (a pass over a million endpoints
+// costs memory bandwidth) that also gathers their flows' `ids`.
 struct TrackEnds {
   std::vector<uint32_t> begin;
   std::vector<EndKey> keys;
@@ -72,7 +135,8 @@ struct TrackEnds {
   }
 };
 
-TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, std::vector<FlowEndpoint>& endpoints) {
+TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks,
+                        const std::vector<FlowEndpoint>& endpoints, FlowIds& ids) {
   TrackEnds ends;
   ends.begin.assign(tracks + 1, 0);
   for (uint32_t track : track_of) {
@@ -81,11 +145,12 @@ TrackEnds ends_by_track(const std::vector<uint32_t>& track_of, size_t tracks, st
   for (size_t t = 0; t < tracks; ++t) ends.begin[t + 1] += ends.begin[t];
   ends.keys.resize(ends.begin[tracks]);
   std::vector<uint32_t> next(ends.begin.begin(), ends.begin.end() - 1);
-  for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    FlowEndpoint& e = endpoints[i];
-    e.index = i;
-    e.bound = kNoSpan;
-    if (i < track_of.size() && track_of[i] != kNoTrack) ends.keys[next[track_of[i]]++] = {e.ts_ns, i, e.binds_enclosing};
+  auto count = static_cast<uint32_t>(std::min(endpoints.size(), track_of.size()));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (track_of[i] == kNoTrack) continue;
+    const FlowEndpoint& e = endpoints[i];
+    ends.keys[next[track_of[i]]++] = {e.ts_ns, i, e.binds_enclosing};
+    ids.add(e);
   }
   for (uint32_t t = 0; t < tracks; ++t) {
     sort_nearly_sorted(std::span<EndKey>(ends.keys).subspan(ends.begin[t], ends.begin[t + 1] - ends.begin[t]), EndLess{});
@@ -212,7 +277,7 @@ void side_by_side(First first, Second second) {
 // by track, whether the track holds an endpoint that none does (those are
 // left to the sweep).
 std::vector<uint8_t> bind_at_slice_starts(const std::vector<Span>& spans, const std::vector<uint32_t>& track_of_span,
-                                          const TrackEnds& ends, std::vector<FlowEndpoint>& endpoints,
+                                          const TrackEnds& ends, std::vector<SpanId>& bound_of,
                                           bool two_threads) {
   std::vector<StartingSlices> found(ends.keys.size());
   auto count = static_cast<SpanId>(std::min(spans.size(), track_of_span.size()));
@@ -238,7 +303,7 @@ std::vector<uint8_t> bind_at_slice_starts(const std::vector<Span>& spans, const 
         needs_sweep[t] = 1;
         break;
       }
-      endpoints[key.index].bound = bound;
+      bound_of[key.index] = bound;
     }
   }
   return needs_sweep;
@@ -250,7 +315,7 @@ std::vector<uint8_t> bind_at_slice_starts(const std::vector<Span>& spans, const 
 // (span ids by start, outer (longer) slices first), by one sweep with a
 // stack of the slices open at the current time.
 void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices, std::span<const EndKey> ends,
-                std::vector<FlowEndpoint>& endpoints, std::vector<SpanId>& open) {
+                std::vector<SpanId>& bound_of, std::vector<SpanId>& open) {
   open.clear();
   size_t next = 0;
   for (const EndKey& end : ends) {
@@ -258,7 +323,7 @@ void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices
       // The next slice: the first starting at or after the endpoint.
       auto found = std::lower_bound(slices.begin(), slices.end(), end.ts_ns,
                                     [&](uint32_t id, int64_t ts) { return spans[id].start_ns < ts; });
-      if (found != slices.end()) endpoints[end.index].bound = *found;
+      if (found != slices.end()) bound_of[end.index] = *found;
       continue;
     }
     for (; next < slices.size() && spans[slices[next]].start_ns <= end.ts_ns; ++next) {
@@ -267,7 +332,7 @@ void bind_track(const std::vector<Span>& spans, std::span<const uint32_t> slices
       open.push_back(slices[next]);
     }
     while (!open.empty() && spans[open.back()].end_ns < end.ts_ns) open.pop_back();
-    if (!open.empty()) endpoints[end.index].bound = open.back();
+    if (!open.empty()) bound_of[end.index] = open.back();
   }
 }
 
@@ -299,7 +364,7 @@ class TrackQueue {
 
 // Binds the endpoints of the tracks it takes from `queue` until none is left.
 void sweep_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const TrackEnds& ends, TrackQueue& queue,
-                  std::vector<FlowEndpoint>& endpoints) {
+                  std::vector<SpanId>& bound_of) {
   // By start, outer (longer) slices first, then trace order. The ids are
   // sorted in place (a track may hold a million slices: copies of their
   // times would add tens of MB to the import's peak).
@@ -319,79 +384,36 @@ void sweep_tracks(const std::vector<Span>& spans, ByTrack& span_groups, const Tr
     // or in a few stretches (a trace of several profiling windows in a
     // stretch per window; the 508 MB trace of bench/ two per window).
     sort_nearly_sorted(slices, slice_less, scratch);
-    bind_track(spans, slices, ends.of(t), endpoints, open);
+    bind_track(spans, slices, ends.of(t), bound_of, open);
   }
 }
 
-// Sets the bound span of every endpoint that has one (the others keep
-// kNoSpan): at the slices starting at their times where that binds all of
-// a track's endpoints, else by a sweep over the track's ordered slices.
-void bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
-                    bool two_threads) {
-  TrackEnds ends = ends_by_track(tracks.of_endpoints, tracks.count, endpoints);
-  tracks.of_endpoints = {};  // spare its memory from here on
-  std::vector<uint8_t> needs_sweep = bind_at_slice_starts(spans, tracks.of_spans, ends, endpoints, two_threads);
-  if (std::find(needs_sweep.begin(), needs_sweep.end(), 1) == needs_sweep.end()) return;
+// The slice of each endpoint (kNoSpan for those on none): at the slices
+// starting at their times where that binds all of a track's endpoints, else
+// by a sweep over the track's ordered slices. Gathers the `ids` of the
+// endpoints' flows on the way.
+std::vector<SpanId> bind_endpoints(const std::vector<Span>& spans, FlowTracks tracks,
+                                   const std::vector<FlowEndpoint>& endpoints, FlowIds& ids, bool two_threads) {
+  TrackEnds ends = ends_by_track(tracks.of_endpoints, tracks.count, endpoints, ids);
+  // Apart from the endpoints, 4 bytes each, so binding writes none of the
+  // endpoints' cache lines; in the endpoints' tracks, which are done with
+  // (the same size, and their pages touched already: no fresh memory).
+  std::vector<SpanId> bound_of = std::move(tracks.of_endpoints);
+  bound_of.assign(endpoints.size(), kNoSpan);
+  std::vector<uint8_t> needs_sweep = bind_at_slice_starts(spans, tracks.of_spans, ends, bound_of, two_threads);
+  if (std::find(needs_sweep.begin(), needs_sweep.end(), 1) == needs_sweep.end()) return bound_of;
   ByTrack span_groups = group_by_track(tracks.of_spans, needs_sweep);
   tracks.of_spans = {};
-  // Each endpoint's `bound` is written by the one thread binding its track.
+  // Each endpoint's slice is written by the one thread binding its track.
   TrackQueue queue(span_groups, ends, needs_sweep);
-  auto sweep = [&] { sweep_tracks(spans, span_groups, ends, queue, endpoints); };
+  auto sweep = [&] { sweep_tracks(spans, span_groups, ends, queue, bound_of); };
   if (two_threads) {
     side_by_side(sweep, sweep);
   } else {
     sweep();
   }
+  return bound_of;
 }
-
-// The rank of each (kind, id_is_text) among those of the bound endpoints, in
-// the order of (kind, id_is_text). A trace has a few: they are found by a
-// look along a short list (a set once there are many), the last one
-// remembered, as endpoints come in runs of one kind.
-class FlowGroups {
- public:
-  // Each endpoint to rank, then `finish`, then `rank`.
-  void add(const FlowEndpoint& e) {
-    if (group_of(e) != last_) note(group_of(e));
-  }
-  void finish() {
-    std::sort(groups_.begin(), groups_.end());
-    last_ = kNoGroup;
-  }
-
-  size_t size() const { return groups_.size(); }
-  uint32_t rank(const FlowEndpoint& e) {
-    if (group_of(e) != last_) {
-      last_ = group_of(e);
-      last_rank_ = static_cast<uint32_t>(std::lower_bound(groups_.begin(), groups_.end(), last_) - groups_.begin());
-    }
-    return last_rank_;
-  }
-
- private:
-  static constexpr size_t kFewGroups = 16;
-  static constexpr uint64_t kNoGroup = std::numeric_limits<uint64_t>::max();
-  static uint64_t group_of(const FlowEndpoint& e) { return (uint64_t{e.kind} << 1) | uint64_t{e.id_is_text}; }
-
-  void note(uint64_t group) {
-    last_ = group;
-    if (many_.empty()) {
-      if (std::find(groups_.begin(), groups_.end(), group) != groups_.end()) return;
-      groups_.push_back(group);
-      if (groups_.size() > kFewGroups) many_.insert(groups_.begin(), groups_.end());
-    } else if (many_.insert(group).second) {
-      groups_.push_back(group);
-    }
-  }
-
-  std::vector<uint64_t> groups_;  // distinct
-  std::set<uint64_t> many_;       // the same, once there are more than a few
-  uint64_t last_ = kNoGroup;
-  uint32_t last_rank_ = 0;
-};
-
-// An id as an unsigned number in the same order.
-uint64_t ordered_id(int64_t id) { return static_cast<uint64_t>(id) ^ (uint64_t{1} << 63); }
 
 // Sorts `values` stably by their bits [low, high): a least-significant-digit
 // radix sort, 11 bits a pass.
@@ -426,32 +448,25 @@ struct SortedFlows {
 // order they come in (Kineto writes some flows' starts in descending id
 // order, which defeats sorts that look for ascending runs). Ids that span
 // more are compared in full instead.
-// (Passes over a million endpoints cost memory bandwidth: one gathers all
-// that sizes the keys.)
-SortedFlows sort_by_flow(const std::vector<FlowEndpoint>& endpoints) {
-  FlowGroups groups;
-  uint64_t least = std::numeric_limits<uint64_t>::max(), most = 0;
-  size_t bound = 0;
-  for (const FlowEndpoint& e : endpoints) {
-    if (e.bound == kNoSpan) continue;
-    groups.add(e);
-    least = std::min(least, ordered_id(e.id));
-    most = std::max(most, ordered_id(e.id));
-    ++bound;
-  }
+// (Passes over a million endpoints cost memory bandwidth: what sizes the keys
+// was gathered by the pass that ordered them by track.)
+SortedFlows sort_by_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<SpanId>& bound_of,
+                         FlowIds& ids) {
+  FlowGroups& groups = ids.groups;
   groups.finish();
   SortedFlows out;
+  size_t bound = endpoints.size() - static_cast<size_t>(std::count(bound_of.begin(), bound_of.end(), kNoSpan));
   if (bound == 0) return out;
   out.keys.reserve(bound);
   auto index_bits = static_cast<unsigned>(std::bit_width(endpoints.size() - 1));
-  auto id_bits = static_cast<unsigned>(std::bit_width(most - least));
+  auto id_bits = static_cast<unsigned>(std::bit_width(ids.most - ids.least));
   auto group_bits = static_cast<unsigned>(std::bit_width(groups.size() - 1));
   if (index_bits + id_bits + group_bits <= 64) {
     out.index_bits = index_bits;
     for (uint32_t i = 0; i < endpoints.size(); ++i) {
+      if (bound_of[i] == kNoSpan) continue;
       const FlowEndpoint& e = endpoints[i];
-      if (e.bound == kNoSpan) continue;
-      uint64_t flow = (uint64_t{groups.rank(e)} << id_bits) | (ordered_id(e.id) - least);
+      uint64_t flow = (uint64_t{groups.rank(e)} << id_bits) | (ordered_id(e.id) - ids.least);
       out.keys.push_back(flow << index_bits | i);
     }
     radix_sort_bits(out.keys, index_bits, index_bits + id_bits + group_bits);  // in index order already
@@ -468,7 +483,7 @@ SortedFlows sort_by_flow(const std::vector<FlowEndpoint>& endpoints) {
   std::vector<Key> keys;
   keys.reserve(bound);
   for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    if (endpoints[i].bound != kNoSpan) keys.push_back({groups.rank(endpoints[i]), ordered_id(endpoints[i].id), i});
+    if (bound_of[i] != kNoSpan) keys.push_back({groups.rank(endpoints[i]), ordered_id(endpoints[i].id), i});
   }
   std::sort(keys.begin(), keys.end());
   // Numbered by flow above 32 bits of index.
@@ -494,8 +509,8 @@ struct FlowMember {
 
 // Appends the flows of one flow's members (sorted); returns how many
 // endpoints found no partner.
-size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<FlowMember>& members,
-                 std::vector<Flow>& flows) {
+size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<SpanId>& bound_of,
+                 const std::vector<FlowMember>& members, std::vector<Flow>& flows) {
   size_t starts = 0;
   while (starts < members.size() && members[starts].is_start) ++starts;
   if (starts == 0 || starts == members.size()) return members.size();
@@ -504,20 +519,21 @@ size_t pair_flow(const std::vector<FlowEndpoint>& endpoints, const std::vector<F
   size_t s = 0;
   for (size_t f = starts; f < members.size(); ++f) {
     while (s + 1 < starts && members[s + 1].ts_ns <= members[f].ts_ns) ++s;
-    const FlowEndpoint& end = endpoints[members[f].index];
-    flows.push_back(Flow{endpoints[members[s].index].bound, end.bound, end.kind});
+    uint32_t end = members[f].index;
+    flows.push_back(Flow{bound_of[members[s].index], bound_of[end], endpoints[end].kind});
   }
   return 0;
 }
 
 }  // namespace
 
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
-                             std::vector<Flow>& flows, bool two_threads) {
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks,
+                             const std::vector<FlowEndpoint>& endpoints, std::vector<Flow>& flows, bool two_threads) {
   FlowBindingCounts counts;
   if (endpoints.empty()) return counts;  // spares a pass over every span
-  bind_endpoints(spans, std::move(tracks), endpoints, two_threads);
-  SortedFlows sorted = sort_by_flow(endpoints);
+  FlowIds ids;
+  std::vector<SpanId> bound_of = bind_endpoints(spans, std::move(tracks), endpoints, ids, two_threads);
+  SortedFlows sorted = sort_by_flow(endpoints, bound_of, ids);
   counts.unbound = endpoints.size() - sorted.keys.size();
   std::vector<FlowMember> members;
   for (size_t begin = 0; begin < sorted.keys.size();) {
@@ -528,7 +544,7 @@ FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, 
       members.push_back({e.ts_ns, sorted.index(end), e.is_start});
     }
     std::sort(members.begin(), members.end());
-    counts.unpaired += pair_flow(endpoints, members, flows);
+    counts.unpaired += pair_flow(endpoints, bound_of, members, flows);
     begin = end;
   }
   return counts;

@@ -15,19 +15,19 @@
 namespace stepscope {
 
 // One flow is the endpoints of one (kind, id): ids of different categories
-// are distinct flows (Kineto reuses them). Laid out so the fields
-// bind_flows fills in fit in what would be padding.
+// are distinct flows (Kineto reuses them). Only what the trace says: what
+// binding finds (each endpoint's slice) it keeps in arrays of its own, 4
+// bytes an endpoint, so a trace's million endpoints stay 40 bytes each and
+// binding never writes to them.
 struct FlowEndpoint {
   StringId kind;     // the category
-  SpanId bound;      // set by bind_flows
-  int64_t id;
-  uint32_t index;    // set by bind_flows: the endpoint's place in the trace
   bool id_is_text;   // `id` numbers a string id, else it is the id itself
   bool is_start;
   bool binds_enclosing;  // else the next slice (Chrome's default for "f")
+  int64_t id;
   int64_t pid, tid, ts_ns;
 };
-static_assert(sizeof(FlowEndpoint) == 48, "a trace holds a million endpoints: keep them small");
+static_assert(sizeof(FlowEndpoint) == 40, "a trace holds a million endpoints: keep them small");
 
 inline constexpr uint32_t kNoFlowTrack = std::numeric_limits<uint32_t>::max();
 
@@ -48,10 +48,10 @@ struct FlowBindingCounts {
 // Appends to `flows` one Flow per bound end endpoint, from the latest start
 // of its flow at or before it (else the flow's first start), flows in the
 // order of their (kind, whether the id is text, id), each flow's ends in
-// time order, then trace order. `endpoints` (in trace order) keep their
-// order; binding fills in their `bound` and `index`. With `two_threads`,
-// half of the binding runs on a second thread; the result is the same.
-FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, std::vector<FlowEndpoint>& endpoints,
+// time order, then trace order. `endpoints` (in trace order) are only read.
+// With `two_threads`, half of the binding runs on a second thread; the
+// result is the same.
+FlowBindingCounts bind_flows(const std::vector<Span>& spans, FlowTracks tracks, const std::vector<FlowEndpoint>& endpoints,
                              std::vector<Flow>& flows, bool two_threads = false);
 
 }  // namespace stepscope

@@ -52,37 +52,41 @@ struct Reference {
 };
 
 Reference reference_flows(const std::vector<Span>& spans, const FlowTracks& tracks,
-                          std::vector<FlowEndpoint> endpoints) {
+                          const std::vector<FlowEndpoint>& endpoints) {
   Reference out;
-  std::vector<FlowEndpoint> bound;
+  struct Bound {
+    FlowEndpoint e;
+    uint32_t index;  // in the trace
+    SpanId slice;
+  };
+  std::vector<Bound> bound;
   for (uint32_t i = 0; i < endpoints.size(); ++i) {
-    FlowEndpoint e = endpoints[i];
-    e.index = i;
-    e.bound = reference_bound(spans, tracks.of_spans, tracks.of_endpoints[i], e);
-    if (e.bound == kUnbound) {
+    SpanId slice = reference_bound(spans, tracks.of_spans, tracks.of_endpoints[i], endpoints[i]);
+    if (slice == kUnbound) {
       ++out.counts.unbound;
     } else {
-      bound.push_back(e);
+      bound.push_back({endpoints[i], i, slice});
     }
   }
-  auto flow_of = [](const FlowEndpoint& e) { return std::tuple(e.kind, e.id_is_text, e.id); };
-  std::sort(bound.begin(), bound.end(), [&](const FlowEndpoint& a, const FlowEndpoint& b) {
-    return std::tuple(flow_of(a), !a.is_start, a.ts_ns, a.index) < std::tuple(flow_of(b), !b.is_start, b.ts_ns, b.index);
+  auto flow_of = [](const Bound& b) { return std::tuple(b.e.kind, b.e.id_is_text, b.e.id); };
+  std::sort(bound.begin(), bound.end(), [&](const Bound& a, const Bound& b) {
+    return std::tuple(flow_of(a), !a.e.is_start, a.e.ts_ns, a.index) <
+           std::tuple(flow_of(b), !b.e.is_start, b.e.ts_ns, b.index);
   });
   for (size_t begin = 0; begin < bound.size();) {
     size_t end = begin;
     while (end < bound.size() && flow_of(bound[end]) == flow_of(bound[begin])) ++end;
     size_t starts_end = begin;
-    while (starts_end < end && bound[starts_end].is_start) ++starts_end;
+    while (starts_end < end && bound[starts_end].e.is_start) ++starts_end;
     if (starts_end == begin || starts_end == end) {
       out.counts.unpaired += end - begin;
     } else {
       for (size_t f = starts_end; f < end; ++f) {
         size_t s = begin;  // the latest start at or before the end, else the first
         for (size_t c = begin; c < starts_end; ++c) {
-          if (bound[c].ts_ns <= bound[f].ts_ns) s = c;
+          if (bound[c].e.ts_ns <= bound[f].e.ts_ns) s = c;
         }
-        out.flows.push_back({bound[s].bound, bound[f].bound, bound[f].kind});
+        out.flows.push_back({bound[s].slice, bound[f].slice, bound[f].e.kind});
       }
     }
     begin = end;
@@ -201,6 +205,37 @@ TEST(BindFlows, MatchesThePlainReferenceOnRandomTraces) {
       EXPECT_EQ(counts.unbound, expected.counts.unbound) << "round " << round;
       EXPECT_EQ(counts.unpaired, expected.counts.unpaired) << "round " << round;
     }
+  }
+}
+
+// The keys' width is sized by every endpoint on a track with slices, bound
+// or not: an unbound endpoint whose id is far from the others' widens the
+// keys past 64 bits (the full sort) without changing the flows or their order.
+TEST(BindFlows, UnboundEndpointsWithFarIdsChangeNothing) {
+  std::vector<Span> spans{{.start_ns = 0, .end_ns = 100}};
+  auto endpoint = [](int64_t id, bool start, int64_t ts) {
+    FlowEndpoint e{};
+    e.kind = 3;
+    e.id = id;
+    e.is_start = start;
+    e.binds_enclosing = true;
+    e.ts_ns = ts;
+    return e;
+  };
+  std::vector<FlowEndpoint> near{endpoint(7, false, 50), endpoint(5, true, 10), endpoint(5, false, 20),
+                                 endpoint(7, true, 40)};
+  std::vector<FlowEndpoint> with_far = near;
+  with_far.push_back(endpoint(INT64_MIN, true, 500));  // past the slice: unbound
+  with_far.push_back(endpoint(INT64_MAX, false, 600));
+  for (const auto& endpoints : {near, with_far}) {
+    FlowTracks tracks{{0}, std::vector<uint32_t>(endpoints.size(), 0), 1};
+    Reference expected = reference_flows(spans, tracks, endpoints);
+    std::vector<Flow> flows;
+    FlowBindingCounts counts = bind_flows(spans, tracks, endpoints, flows);
+    ASSERT_EQ(flows.size(), 2u);
+    EXPECT_TRUE(same_flows(flows, expected.flows));
+    EXPECT_EQ(counts.unbound, endpoints.size() - 4);
+    EXPECT_EQ(counts.unpaired, 0u);
   }
 }
 

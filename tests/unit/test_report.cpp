@@ -6,6 +6,7 @@
 #include "analyses/report.hpp"
 #include "renderers/report_json.hpp"
 #include "renderers/report_text.hpp"
+#include "util/error.hpp"
 
 namespace stepscope {
 namespace {
@@ -84,6 +85,22 @@ TEST(ReportText, ShowsProcessesAndFunctionsWithoutControlCharacters) {
   EXPECT_NE(text.find("3.12.1"), std::string::npos);
   EXPECT_NE(text.find("f (t.py)"), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << "an escape sequence from a name reached the terminal";
+}
+
+// The profile is the only analysis that fails on its input; it starts after
+// the device analyses and ops, which cannot fail, so a sampled run without a
+// period fails with its error whatever the number of threads.
+TEST(BuildReport, ASampledRunWithoutAPeriodFailsInTheProfileOnAnyThreads) {
+  stepscope::Run run = make_run();
+  run.metadata.erase("sample_period_ns");
+  for (size_t threads : {1u, 2u, 3u}) {
+    try {
+      build_report(run, "run.db", {}, {}, threads);
+      ADD_FAILURE() << threads << " threads: no error";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("sample_period_ns"), std::string::npos) << error.what();
+    }
+  }
 }
 
 }  // namespace
