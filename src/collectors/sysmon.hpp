@@ -74,7 +74,8 @@ struct SysmonOptions {
   bool gpus = true;
   bool gpu_pcie = true;  // PCIe throughput blocks ~40 ms per GPU: off in `record`
   // Each process's SM utilization: 1.5-2.5 ms of CPU per GPU on an H200, so
-  // off in `record`, whose GPU collector sees each process's kernels anyway.
+  // off in `record` (where its GPU collector runs, in launch mode with
+  // CUPTI, it has each process's kernels exactly; `monitor` shows it).
   bool gpu_process_utilization = true;
   std::string nvml_library = kNvmlLibrary;
 };
