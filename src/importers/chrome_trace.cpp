@@ -25,7 +25,6 @@
 #include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
 #include "util/error.hpp"
-#include "util/huge_pages.hpp"
 
 namespace stepscope {
 
@@ -162,13 +161,14 @@ class ChromeTraceImporter {
 
   // Kineto events average 150-300 bytes. Reserved but untouched memory costs
   // no RSS, regrowing vectors of millions of spans does (and copies), so
-  // reserve for the smallest plausible events. On huge pages: first touches
-  // of 4 KiB pages were 40 % of a report's page faults (perf, 508 MB trace).
+  // reserve for the smallest plausible events. Not on huge pages: where the
+  // machine is a VM that hands free 2 MiB blocks back to its host, zeroing a
+  // fresh huge page costs 4x what its 512 small pages do (bench/README.md).
   void reserve_for_input() {
     auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
-    reserve_with_huge_pages(run_.spans, spans);
-    reserve_with_huge_pages(span_threads_, spans);
-    reserve_with_huge_pages(flow_endpoints_, spans / 2);
+    run_.spans.reserve(spans);
+    span_threads_.reserve(spans);
+    flow_endpoints_.reserve(spans / 2);
   }
 
   [[noreturn]] void fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", source_, what)); }
@@ -261,9 +261,7 @@ class ChromeTraceImporter {
   Span& add_span(int64_t start, int64_t end, SpanTrack where, SpanKind kind, StringId name) {
     if (run_.spans.size() >= kMaxSpans) fail_event("too many spans");
     last_ts_ns_ = std::max(last_ts_ns_, end);
-    make_room_with_huge_pages(span_threads_);
     span_threads_.push_back(where.thread);
-    make_room_with_huge_pages(run_.spans);
     return run_.spans.emplace_back(Span{start, end, where.track.first, where.track.second, kind, name});
   }
 
@@ -334,7 +332,6 @@ class ChromeTraceImporter {
     Track track{resolve_id(fields.pid), resolve_id(fields.tid)};
     bool is_start = fields.ph == "s";
     bool binds_enclosing = is_start || fields.bp == "e";
-    make_room_with_huge_pages(flow_endpoints_);
     FlowEndpoint& endpoint = flow_endpoints_.emplace_back(flow_endpoint_id(fields.cat, fields.flow_id));
     endpoint.is_start = is_start;
     endpoint.binds_enclosing = binds_enclosing;
@@ -415,9 +412,7 @@ class ChromeTraceImporter {
   // Each flow endpoint's thread index, kNoFlowTrack for a track without
   // threads (so without spans). Endpoints come in runs on one track.
   std::vector<uint32_t> endpoint_threads() const {
-    std::vector<uint32_t> threads;
-    reserve_with_huge_pages(threads, flow_endpoints_.size());
-    threads.resize(flow_endpoints_.size());
+    std::vector<uint32_t> threads(flow_endpoints_.size());
     Track last{std::numeric_limits<int64_t>::min(), 0};
     uint32_t last_thread = kNoFlowTrack;
     for (size_t i = 0; i < flow_endpoints_.size(); ++i) {
