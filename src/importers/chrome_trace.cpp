@@ -161,9 +161,10 @@ class ChromeTraceImporter {
 
   // Kineto events average 150-300 bytes. Reserved but untouched memory costs
   // no RSS, regrowing vectors of millions of spans does (and copies), so
-  // reserve for the smallest plausible events. Not on huge pages: where the
-  // machine is a VM that hands free 2 MiB blocks back to its host, zeroing a
-  // fresh huge page costs 4x what its 512 small pages do (bench/README.md).
+  // reserve for the smallest plausible events. Not on huge pages: on a VM
+  // that hands free 2 MiB blocks back to its host, zeroing a fresh huge page
+  // can cost 4x what its 512 small pages do, and they were never measured
+  // faster (bench/README.md, "Huge pages cost 4x here").
   void reserve_for_input() {
     auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
     run_.spans.reserve(spans);
