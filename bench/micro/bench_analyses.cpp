@@ -76,24 +76,20 @@ BENCHMARK(BM_AnalysesBuildReport)->Arg(1)->Arg(0)->MeasureProcessCPUTime()->UseR
 
 // The two indexes build_report builds first, each alone: the host spans in
 // nesting order (with the census) and the device launches.
-void BM_AnalysesHostSpans(benchmark::State& state) {
+template <typename Index>
+void build_index(benchmark::State& state) {
   if (!have_trace(state)) return;
   for (auto _ : state) {
-    HostSpansByThread host_spans(*trace_run());
-    benchmark::DoNotOptimize(host_spans.threads().data());
+    Index index(*trace_run());
+    benchmark::DoNotOptimize(index);
   }
   count_spans(state);
 }
+
+void BM_AnalysesHostSpans(benchmark::State& state) { build_index<HostSpansByThread>(state); }
 BENCHMARK(BM_AnalysesHostSpans)->Unit(benchmark::kMillisecond);
 
-void BM_AnalysesDeviceLaunches(benchmark::State& state) {
-  if (!have_trace(state)) return;
-  for (auto _ : state) {
-    DeviceLaunches launches(*trace_run());
-    benchmark::DoNotOptimize(launches.activity().data());
-  }
-  count_spans(state);
-}
+void BM_AnalysesDeviceLaunches(benchmark::State& state) { build_index<DeviceLaunches>(state); }
 BENCHMARK(BM_AnalysesDeviceLaunches)->Unit(benchmark::kMillisecond);
 
 void BM_AnalysesProfileAndFunctions(benchmark::State& state) {

@@ -69,7 +69,7 @@ done
 
 # Logging a formatted tensor every step, AdamW's for-loop over 402 tensors,
 # and gc.collect() every step. 50 steps give the logging rule about 20 samples
-# (20 steps gave 8-11, and once fewer than the rule's minimum of 5).
+# (20 steps gave 8-11, and once too few for it to fire).
 record host "$cases" host --steps 50
 check host '
 assert sorted(ids) == ["gc_pauses", "logging_overhead", "optimizer_heavy"], ids
