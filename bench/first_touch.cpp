@@ -7,7 +7,9 @@
 // advises MADV_NOHUGEPAGE or MADV_HUGEPAGE, and writes one byte per 4 KiB
 // page. The two kinds alternate, 4 s apart: on a VM whose balloon reports
 // free memory to the host, a block freed a moment ago is still backed there,
-// and would make the second measurement look cheap.
+// and would make the second measurement look cheap. Where transparent huge
+// pages are "never" (/sys/kernel/mm/transparent_hugepage/enabled) the advice
+// does nothing, and both kinds measure small pages.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
