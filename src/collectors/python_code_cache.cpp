@@ -61,6 +61,7 @@ void CodeCache::begin_sample() {
   if (entries_.size() > kMaxEntries) {
     for (auto& [address, entry] : entries_) retired_.push_back(std::move(entry));
     entries_.clear();
+    ++generation_;
   }
   if (strings_.size() > kMaxStrings) strings_.clear();
   // The code objects of the last sample are the ones to read ahead now.
@@ -140,6 +141,7 @@ const CodeInfo* CodeCache::validate(uint64_t address, const CodeIdentity& identi
   const CodeInfo* info = entry.get();
   if (it != entries_.end()) {
     retired_.push_back(std::move(it->second));  // a frame of this sample may still view it
+    ++generation_;
     it->second = std::move(entry);
   } else {
     entries_.emplace(address, std::move(entry));

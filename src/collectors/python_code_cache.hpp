@@ -68,6 +68,9 @@ class CodeCache {
   void set_prefetched(bool usable) { prefetched_ = usable; }
 
   size_t size() const { return entries_.size(); }
+  // Moves on whenever an entry is retired (its views then last only until
+  // the next sample): frames resolved at an earlier generation may view one.
+  uint64_t generation() const { return generation_; }
 
  private:
   CodeIdentity identity_of(const char* header) const;
@@ -84,6 +87,7 @@ class CodeCache {
   uint32_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<CodeInfo>> entries_;
   std::vector<std::unique_ptr<CodeInfo>> retired_;
+  uint64_t generation_ = 0;
   // Strings by address, with the header they were read with: names and
   // files are shared by many code objects.
   struct CachedString {

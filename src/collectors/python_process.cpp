@@ -229,8 +229,8 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, std::string* why
   return nullptr;
 }
 
-bool PythonProcess::sample(std::vector<PythonThreadStack>& out) {
-  if (!reader_.read(out, last_error_)) {
+bool PythonProcess::sample(std::vector<PythonThreadStack>& out, python::ThreadActivity* activity) {
+  if (!reader_.read(out, last_error_, activity)) {
     out.clear();
     return false;
   }

@@ -34,11 +34,14 @@ class PythonProcess {
   // Reads every thread's stack into `out` (reusing its storage). False on a
   // torn or unreadable read, an error sample: `out` is then empty and
   // last_error() says what failed. The frames' strings stay valid until the
-  // next call.
-  bool sample(std::vector<PythonThreadStack>& out);
+  // next call. With `activity`, the stacks of threads that have not run
+  // since the last call are kept rather than read (StackReader::read).
+  bool sample(std::vector<PythonThreadStack>& out, python::ThreadActivity* activity = nullptr);
   const std::string& last_error() const { return last_error_; }
   // process_vm_readv calls made so far (for benchmarks and tests).
   uint64_t memory_reads() const { return memory_.system_calls(); }
+  // Stacks kept without reading them (for benchmarks and tests).
+  uint64_t stacks_kept_still() const { return reader_.stacks_kept_still(); }
 
  private:
   PythonProcess(pid_t pid, std::string version, std::string image_path,

@@ -84,10 +84,10 @@ StackReader::ThreadPlan& StackReader::Plan::add_thread() {
   return plan;
 }
 
-bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error) {
+bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error, ThreadActivity* activity) {
   codes_.begin_sample();
   out_intact_ = out.data() == last_out_ && out.size() == last_out_size_;
-  bool ok = plan_.valid && read_planned(out, error);
+  bool ok = plan_.valid && read_planned(out, error, activity);
   if (!ok) {
     // The lists or a pointer changed since the last sample (or nothing was
     // planned yet): walk them step by step, each pointer read before what
@@ -195,7 +195,7 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
 // reads them (runtime, interpreters, then per thread: its state, C frame,
 // chunk, loose frames), so that within the call every pointer is still read
 // before what it points to. The code objects' headers come last.
-void StackReader::build_planned_regions() {
+void StackReader::build_planned_regions(const std::vector<PythonThreadStack>& out, ThreadActivity* activity) {
   regions_.clear();
   regions_.push_back({runtime_ + layout_.runtime.interpreters_head, &planned_head_, 8});
   if (layout_.gil.scope == GilScope::kRuntime) {
@@ -215,15 +215,22 @@ void StackReader::build_planned_regions() {
     }
   }
   if (thread_copies_.size() < plan_.thread_count) thread_copies_.resize(plan_.thread_count);
+  still_.assign(plan_.thread_count, 0);
   for (size_t t = 0; t < plan_.thread_count; ++t) {
     const ThreadPlan& plan = plan_.threads[t];
     ThreadCopy& copy = thread_copies_[t];
+    // Asked before the read: the thread state still tells whether the
+    // answer is about this thread and the frames the last read found.
+    still_[t] = activity != nullptr && kept_from_last_read(t, plan.tstate, out) &&
+                !activity->may_have_run(out[t].native_tid);
     copy.state.resize(thread_bytes_);
     regions_.push_back({plan.tstate, copy.state.data(), thread_bytes_});
     if (layout_.frame_model == FrameModel::kCFrame && plan.cframe != 0) {
       regions_.push_back({plan.cframe + layout_.cframe.current_frame, &copy.current_frame, 8});
     }
     copy.chunk_size = 0;
+    copy.loose.clear();
+    if (still_[t]) continue;  // its frames are not read
     if (plan.chunk != 0 && plan.chunk_end != 0) {
       const uint64_t end = (plan.chunk + plan.chunk_end + kPage - 1) & ~(kPage - 1);
       copy.chunk_size = std::min<uint64_t>(end - plan.chunk, kMaxChunkRead);
@@ -263,9 +270,10 @@ bool StackReader::interpreter_read_needed() const {
 
 // Whether the copies describe the same lists as the plan: the runtime's
 // head, each interpreter's next and first thread, each thread's next, its
-// interpreter, C frame and chunk are the addresses the plan read. Then each
-// copy was read after the pointer to it (same call, earlier region), as the
-// step-by-step walk would have read it.
+// interpreter and chunk are the addresses the plan read. Then each copy was
+// read after the pointer to it (same call, earlier region), as the
+// step-by-step walk would have read it. (A thread's C frame that moved is
+// that thread's alone: read_planned_thread.)
 bool StackReader::planned_lists_unchanged() const {
   const auto& t = layout_.thread;
   const size_t interps = plan_.interps.size();
@@ -289,10 +297,6 @@ bool StackReader::planned_lists_unchanged() const {
           field<uint64_t>(state, t.interp) != plan_.interps[i]) {
         return false;
       }
-      if (layout_.frame_model == FrameModel::kCFrame &&
-          field<uint64_t>(state, t.frame) != plan.cframe) {
-        return false;
-      }
       if (layout_.frame_model != FrameModel::kFrameObjects &&
           field<uint64_t>(state, t.datastack_chunk) != plan.chunk) {
         return false;
@@ -306,8 +310,8 @@ bool StackReader::planned_lists_unchanged() const {
 // at the same addresses, then used only if the lists still agree. False,
 // with nothing trusted, when they do not or when anything fails: the caller
 // then walks step by step.
-bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string& error) {
-  build_planned_regions();
+bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string& error, ThreadActivity* activity) {
+  build_planned_regions(out, activity);
   codes_.add_prefetch_regions(regions_);
   if (!memory_.read_many(regions_)) return false;
   codes_.set_prefetched(true);
@@ -321,29 +325,82 @@ bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string&
     observed_.interps.push_back(interp);
     observed_.thread_counts.push_back(plan_.thread_counts[i]);
     for (size_t k = 0; k < plan_.thread_counts[i]; ++k, ++index) {
-      const ThreadPlan& planned = plan_.threads[index];
-      const ThreadCopy& copy = thread_copies_[index];
-      ThreadPlan& plan = observed_.add_thread();
-      plan.tstate = planned.tstate;
-      plan.interp = interp;
-      plan.cframe = planned.cframe;
-      plan.chunk = planned.chunk;
-      uint64_t frame = field<uint64_t>(copy.state.data(), layout_.thread.frame);
-      if (layout_.frame_model == FrameModel::kCFrame) frame = frame != 0 ? copy.current_frame : 0;
-      walk_ = Walk{.chunk_base = planned.chunk,
-                   .chunk = copy.chunk.data(),
-                   .chunk_size = copy.chunk_size,
-                   .plan = &planned,
-                   .loose = copy.loose.data(),
-                   .record = &plan};
       if (out.size() <= index) out.emplace_back();
-      if (!read_thread(copy.state.data(), planned.tstate, interp, gil, frame, index, out[index],
-                       error)) {
-        return false;
-      }
+      if (!read_planned_thread(index, interp, gil, observed_.add_thread(), out[index], error)) return false;
     }
   }
   out.resize(index);
+  return true;
+}
+
+// One thread of the planned read, noted in `plan` for the next. Its frames
+// come from the copies read ahead, but for two cases:
+// * a thread that has not run since the last read keeps that read's stack;
+// * a thread whose C frame moved (3.11: it returned to C and called back
+//   in, as training code does all the time) is walked from its new C frame,
+//   read now, each frame read as the walk finds it: the copies were taken
+//   before that frame's pointer was read.
+bool StackReader::read_planned_thread(size_t index, uint64_t interp, const Gil& gil, ThreadPlan& plan,
+                                      PythonThreadStack& out, std::string& error) {
+  const ThreadPlan& planned = plan_.threads[index];
+  const ThreadCopy& copy = thread_copies_[index];
+  const char* state = copy.state.data();
+  plan.tstate = planned.tstate;
+  plan.interp = interp;
+  plan.cframe = planned.cframe;
+  plan.chunk = planned.chunk;
+  uint64_t frame = field<uint64_t>(state, layout_.thread.frame);
+  bool cframe_moved = false;
+  if (layout_.frame_model == FrameModel::kCFrame) {
+    cframe_moved = frame != planned.cframe;
+    plan.cframe = frame;
+    if (!cframe_moved) {
+      frame = frame != 0 ? copy.current_frame : 0;
+    } else if (frame != 0 && !memory_.read_value(frame + layout_.cframe.current_frame, frame)) {
+      error = fmt::format("cannot read the C frame of thread state 0x{:x}", planned.tstate);
+      return false;
+    }
+  }
+  if (still_[index] && !cframe_moved && keep_still_thread(state, planned, frame, gil, out)) {
+    plan.chunk_end = planned.chunk_end;
+    plan.loose = planned.loose;
+    plan.top_frame = planned.top_frame;
+    return true;
+  }
+  // Nothing of a thread kept from the read (whose state then disagreed) or
+  // walked anew was read ahead.
+  walk_ = still_[index] || cframe_moved ? Walk{.chunk_base = planned.chunk, .record = &plan}
+                                        : Walk{.chunk_base = planned.chunk,
+                                               .chunk = copy.chunk.data(),
+                                               .chunk_size = copy.chunk_size,
+                                               .plan = &planned,
+                                               .loose = copy.loose.data(),
+                                               .record = &plan};
+  return read_thread(state, planned.tstate, interp, gil, frame, index, out, error);
+}
+
+// Whether the output at `slot` holds what the last read found for the
+// thread state at `tstate`, its frames viewing live cache entries.
+bool StackReader::kept_from_last_read(size_t slot, uint64_t tstate, const std::vector<PythonThreadStack>& out) const {
+  return last_read_of(slot, tstate) != nullptr && slots_[slot].code_generation == codes_.generation() &&
+         out[slot].native_tid > 0;
+}
+
+// A thread that has not run since the last read: its stack in `out` is
+// kept as that read left it, once its thread state is seen to be the same
+// thread's, at the same innermost frame (a thread that has not run cannot
+// have pushed or popped one, and its frames hold their code objects alive).
+bool StackReader::keep_still_thread(const char* state, const ThreadPlan& planned, uint64_t frame, const Gil& gil,
+                                    PythonThreadStack& out) {
+  const auto& t = layout_.thread;
+  const bool same_thread = t.native_thread_id != kAbsent
+                               ? static_cast<int64_t>(field<uint64_t>(state, t.native_thread_id)) == out.native_tid
+                               : field<uint64_t>(state, t.thread_id) == out.python_thread_id;
+  if (!same_thread || frame != planned.top_frame) return false;
+  out.holds_gil = gil.locked != 0 && gil.holder == planned.tstate;
+  out.unchanged = true;
+  out.same_outer_frames = out.frames.size();
+  ++stacks_kept_still_;
   return true;
 }
 
@@ -352,6 +409,7 @@ bool StackReader::read_planned(std::vector<PythonThreadStack>& out, std::string&
 bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
                               uint64_t frame, size_t slot, PythonThreadStack& out,
                               std::string& error) {
+  walk_.record->top_frame = frame;
   if (field<uint64_t>(state, layout_.thread.interp) != interp) {
     error = fmt::format("the thread state at 0x{:x} belongs to another interpreter", tstate);
     return false;  // freed and reused while we walked the list
@@ -484,6 +542,8 @@ bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack
   const bool prefetched = walk_.plan != nullptr && !walk_.fresh;
   // Every code object is revalidated, whether its frame changed or not.
   if (!codes_.lookup(code_addresses_, code_infos_, error, prefetched)) return false;
+  if (slots_.size() <= slot) slots_.resize(slot + 1);
+  slots_[slot].code_generation = codes_.generation();  // the entries just looked up are live
   signature_.clear();
   for (size_t i = 0; i < raw_frames_.size(); ++i) {
     const RawFrame& raw = raw_frames_[i];
@@ -515,7 +575,6 @@ bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack
     inner_frames_.push_back({code.function, code.file, line, key});
   }
   out.frames.insert(out.frames.begin(), inner_frames_.begin(), inner_frames_.end());
-  if (slots_.size() <= slot) slots_.resize(slot + 1);
   slots_[slot].tstate = tstate;
   slots_[slot].frames.swap(signature_);
   return true;

@@ -46,6 +46,20 @@ inline constexpr size_t kMaxInterpreters = 256;
 // The most bytes of a thread's data-stack chunk read in one go (3.11+).
 inline constexpr size_t kMaxChunkRead = 256 * 1024;
 
+// What the caller knows of the threads' scheduling: a thread that has not
+// run since the previous read still has the stack that read found, which
+// the reader then keeps instead of reading it again (most threads of a
+// training job wait on a queue or a lock most of the time).
+class ThreadActivity {
+ public:
+  // False only when the thread with this kernel id has certainly not run
+  // since the reader's previous read began (asked before this read starts).
+  virtual bool may_have_run(int64_t native_tid) = 0;
+
+ protected:
+  ~ThreadActivity() = default;
+};
+
 class StackReader {
  public:
   // `runtime` is the address of _PyRuntime; `code_type` that of PyCode_Type
@@ -59,7 +73,13 @@ class StackReader {
   // the previous sample found, and used only if their pointers still agree. False, with `error` saying what failed, when the memory could
   // not be read or does not make sense, as when the target changed it while
   // we read: the caller counts an error sample. Never throws for bad memory.
-  bool read(std::vector<PythonThreadStack>& out, std::string& error);
+  // With `activity`, the stacks of threads it says have not run are kept
+  // from the previous read (once their thread states are seen to point
+  // where they did) rather than read again.
+  bool read(std::vector<PythonThreadStack>& out, std::string& error, ThreadActivity* activity = nullptr);
+
+  // Stacks kept without reading them, since the reader was made.
+  uint64_t stacks_kept_still() const { return stacks_kept_still_; }
 
  private:
   // What a frame says before its code object is decoded.
@@ -84,6 +104,7 @@ class StackReader {
     uint64_t chunk = 0;           // 3.11+: tstate->datastack_chunk
     size_t chunk_end = 0;         // bytes of the chunk the frames occupied
     std::vector<uint64_t> loose;  // frames read outside the chunk, innermost first
+    uint64_t top_frame = 0;       // the innermost frame, where the walk began
   };
   // The interpreter and thread lists as one sample walked them. Threads are
   // in list order, those of interps[0] first. Vectors only grow (`threads`
@@ -130,8 +151,13 @@ class StackReader {
   };
 
   bool read_stepwise(std::vector<PythonThreadStack>& out, std::string& error);
-  bool read_planned(std::vector<PythonThreadStack>& out, std::string& error);
-  void build_planned_regions();
+  bool read_planned(std::vector<PythonThreadStack>& out, std::string& error, ThreadActivity* activity);
+  void build_planned_regions(const std::vector<PythonThreadStack>& out, ThreadActivity* activity);
+  bool read_planned_thread(size_t index, uint64_t interp, const Gil& gil, ThreadPlan& plan, PythonThreadStack& out,
+                           std::string& error);
+  bool kept_from_last_read(size_t slot, uint64_t tstate, const std::vector<PythonThreadStack>& out) const;
+  bool keep_still_thread(const char* state, const ThreadPlan& planned, uint64_t frame, const Gil& gil,
+                         PythonThreadStack& out);
   bool interpreter_read_needed() const;
   void add_gil_regions(uint64_t base, Gil& gil);
   bool planned_lists_unchanged() const;
@@ -172,6 +198,9 @@ class StackReader {
   bool interp_read_ = true;  // whether this speculative read includes the interpreters' lists
   std::vector<InterpCopy> interp_copies_;
   std::vector<ThreadCopy> thread_copies_;
+  // Per planned thread: it has not run since the last read (see ThreadActivity).
+  std::vector<uint8_t> still_;
+  uint64_t stacks_kept_still_ = 0;
   Walk walk_;
   // What each position of the last read's output held, to tell an
   // stack's unchanged frames (PythonThreadStack::same_outer_frames): its thread state and,
@@ -186,6 +215,7 @@ class StackReader {
   struct SlotSignature {
     uint64_t tstate = 0;
     std::vector<FrameSignature> frames;
+    uint64_t code_generation = 0;  // of the code cache whose entries its frames view
   };
   std::vector<SlotSignature> slots_;
   const SlotSignature* last_read_of(size_t slot, uint64_t tstate) const;

@@ -9,6 +9,7 @@
 
 #include "collectors/child_process.hpp"
 #include "collectors/proc_threads.hpp"
+#include "collectors/thread_looks.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
 
@@ -67,6 +68,9 @@ struct Sampler::Tracked {
   std::vector<PythonThreadStack> stacks;
   std::unordered_set<int64_t> known_threads;
   std::string why_not;  // why the last attach failed
+  // Its threads' states, read before their stacks (those that have not run
+  // since the last round keep their stacks unread).
+  std::optional<ThreadLooks> looks;
 };
 
 Sampler::Sampler(Run& run) : run_(run) {}
@@ -249,7 +253,9 @@ void Sampler::sample(int64_t now_ns) {
 
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   std::vector<PythonThreadStack>& stacks = tracked.stacks;
-  if (!tracked.python->sample(stacks)) {
+  if (!tracked.looks) tracked.looks.emplace(thread_states_, tracked.pid);
+  tracked.looks->begin_round();
+  if (!tracked.python->sample(stacks, &*tracked.looks)) {
     ++stats_.error_samples;
     tracked.check_stat = true;
     return;
@@ -262,7 +268,7 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     const PythonThreadStack& stack = stacks[slot];
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
     note_thread(tracked, stack.native_tid);
-    auto state = thread_states_.read(tracked.pid, stack.native_tid);
+    auto state = tracked.looks->state(stack.native_tid);
     if (!state) continue;  // the thread exited since the stack was read
     Tracked::LastStack& last = tracked.last_stacks[slot];
     // Rounds count from 1: round 0 never was.

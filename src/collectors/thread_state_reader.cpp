@@ -70,7 +70,7 @@ size_t kept_threads_for_descriptor_limit() {
   return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 4 / 3, 16, 4096);
 }
 
-std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
+std::optional<ThreadStateReader::Look> ThreadStateReader::read_files(ThreadFiles& files) {
   if (files.state == 'R') {
     // Last seen running: a busy thread's counters move at every tick, so
     // they would only add a read before stat, whose fifty fields cost ten
@@ -80,16 +80,21 @@ std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
       files.syscall = open_task_file(files.pid, files.tid, "syscall");
     }
     if (auto running = read_running(files.syscall)) {
-      if (*running) return 'R';
+      if (*running) return Look{'R'};
     } else {
       ++stat_reads_;
       auto state = read_state(files.stat);
-      if (!state || *state == 'R') return state;
+      if (!state) return std::nullopt;
+      if (*state == 'R') return Look{'R'};
     }
     // It stopped running: the counters, then stat, as for any thread.
   }
   auto counters = read_counters(files.schedstat);
-  if (counters && files.state != 0 && files.state != 'R' && *counters == files.before) return files.state;
+  // Counters only grow: equal to those read before the last stat, they
+  // were equal at every read since, the previous one included.
+  if (counters && files.state != 0 && files.state != 'R' && *counters == files.before) {
+    return Look{files.state, true};
+  }
   // The counters are read before stat, so that while they stand still
   // nothing can have changed since stat was read.
   ++stat_reads_;
@@ -100,10 +105,11 @@ std::optional<char> ThreadStateReader::read_files(ThreadFiles& files) {
   // shortcut for a standing thread is off; the one for a running thread
   // needs none.
   files.state = state && (counters || *state == 'R') ? *state : 0;
-  return state;
+  if (!state) return std::nullopt;
+  return Look{*state};
 }
 
-std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
+std::optional<ThreadStateReader::Look> ThreadStateReader::look(pid_t pid, int64_t tid) {
   auto key = std::make_pair(pid, tid);
   auto found = files_.find(key);
   if (found == files_.end()) {
@@ -112,16 +118,22 @@ std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
     files.tid = tid;
     files.stat = open_task_file(pid, tid, "stat");
     if (!files.stat.valid()) {
-      if (errno == EMFILE || errno == ENFILE) return kUnknownStateLetter;  // there, but no descriptor left to read it
+      if (errno == EMFILE || errno == ENFILE) return Look{kUnknownStateLetter};  // there, but no descriptor left to read it
       return std::nullopt;
     }
     files.schedstat = open_task_file(pid, tid, "schedstat");
     if (files_.size() >= max_kept_) return read_files(files);  // closed on return
     found = files_.emplace(key, std::move(files)).first;
   }
-  auto state = read_files(found->second);
-  if (!state) files_.erase(found);  // the thread exited: its descriptors now only read errors
-  return state;
+  auto look = read_files(found->second);
+  if (!look) files_.erase(found);  // the thread exited: its descriptors now only read errors
+  return look;
+}
+
+std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
+  auto found = look(pid, tid);
+  if (!found) return std::nullopt;
+  return found->state;
 }
 
 void ThreadStateReader::forget_process(pid_t pid) {

@@ -60,8 +60,20 @@ class ThreadStateReader {
   ThreadStateReader(const ThreadStateReader&) = delete;
   ThreadStateReader& operator=(const ThreadStateReader&) = delete;
 
-  // The state letter (R, S, D, ...) of the thread, kUnknownStateLetter when no
-  // descriptor is left to read it, or nullopt when it is gone.
+  // What one read found of a thread.
+  struct Look {
+    char state = kUnknownStateLetter;  // R, S, D, ...
+    // Not scheduled in or out since the previous read of this thread, and
+    // not running then (its counters stand still): it has run no
+    // instruction in between, so its memory, its Python stack included, is
+    // as it was at that read. False when the reader cannot tell.
+    bool still = false;
+  };
+
+  // The thread's state, kUnknownStateLetter when no descriptor is left to
+  // read it, or nullopt when it is gone.
+  std::optional<Look> look(pid_t pid, int64_t tid);
+  // The state letter alone.
   std::optional<char> read(pid_t pid, int64_t tid);
 
   // Closes the descriptors of every thread of `pid`.
@@ -81,7 +93,7 @@ class ThreadStateReader {
     SchedCounters before; // read just before stat was last read (unless state is R)
     char state = 0;       // what that stat read said; 0: no shortcut
   };
-  std::optional<char> read_files(ThreadFiles& files);
+  std::optional<Look> read_files(ThreadFiles& files);
 
   // Past it, a thread's files are opened, read and closed at each read.
   size_t max_kept_;

@@ -360,6 +360,94 @@ TEST(PythonStackReader, FlagsAStackUnchangedSinceTheLastRead) {
   EXPECT_EQ(other[0].frames[1].function, "Class.outer");
 }
 
+// What the sampler's thread looks would say: each thread has run, or not.
+class FakeActivity final : public ThreadActivity {
+ public:
+  bool ran = true;
+  std::vector<int64_t> asked;
+  bool may_have_run(int64_t native_tid) override {
+    asked.push_back(native_tid);
+    return ran;
+  }
+};
+
+// A thread that has not run since the last read keeps that read's stack:
+// none of its frames is read, so a change the target made meanwhile (which
+// a thread that did not run cannot make: here the test makes it) is not
+// seen until the thread is said to have run.
+TEST(PythonStackReader, KeepsTheStackOfAThreadThatHasNotRun) {
+  ChunkedStack s;
+  FakeActivity activity;
+  const Names expected{{"Class.inner", "Class.outer"}};
+  auto sample = [&](uint64_t* reads = nullptr) {
+    const uint64_t before = s.memory.system_calls();
+    if (!s.reader.read(s.threads, s.error, &activity)) return Names{{"error: " + s.error}};
+    if (reads != nullptr) *reads = s.memory.system_calls() - before;
+    Names names(1);
+    for (const auto& frame : s.threads.at(0).frames) names[0].emplace_back(frame.function);
+    return names;
+  };
+  EXPECT_EQ(sample(), expected);
+  EXPECT_TRUE(activity.asked.empty()) << "the first read walks step by step, with nothing to keep";
+  EXPECT_EQ(sample(), expected);
+  EXPECT_EQ(activity.asked, std::vector<int64_t>{99});
+  // The inner frame now runs other code, unseen while the thread is still.
+  const uint64_t other_code = s.heap.code("other", "/app/b.py", 50);
+  s.heap.frame_at(s.inner, other_code, s.outer, 2);
+  activity.ran = false;
+  uint64_t reads = 0;
+  EXPECT_EQ(sample(&reads), expected);
+  EXPECT_EQ(reads, 1u);
+  EXPECT_TRUE(s.threads[0].unchanged);
+  EXPECT_EQ(s.threads[0].same_outer_frames, 2u);
+  EXPECT_TRUE(s.threads[0].holds_gil) << "the GIL is read at every sample";
+  EXPECT_EQ(s.reader.stacks_kept_still(), 1u);
+  activity.ran = true;
+  EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
+  EXPECT_FALSE(s.threads[0].unchanged);
+  // Said still, but its innermost frame moved: the answer cannot be about
+  // this stack, which is read.
+  activity.ran = false;
+  EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.outer);
+  EXPECT_EQ(sample(), (Names{{"Class.outer"}}));
+  // Said still, but the thread state is another thread's now.
+  s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.inner);
+  activity.ran = true;
+  EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
+  activity.ran = false;
+  s.heap.put<uint64_t>(s.fake.tstate, kLayout.thread.native_thread_id, 100);
+  s.heap.frame_at(s.inner, s.inner_code, s.outer, 2);
+  EXPECT_EQ(sample(), expected);
+  EXPECT_EQ(s.threads[0].native_tid, 100);
+  const uint64_t kept = s.reader.stacks_kept_still();
+  // An output its owner emptied holds nothing to keep.
+  s.threads.clear();
+  EXPECT_EQ(sample(), expected);
+  EXPECT_EQ(s.reader.stacks_kept_still(), kept);
+}
+
+// 3.11: a thread whose C frame moved (it returned to C and called back into
+// Python) is walked afresh from its new C frame; the rest of the planned
+// read still serves, instead of a walk of everything step by step.
+TEST(PythonStackReader, AMovedCFrameIsWalkedAlone) {
+  ChunkedStack s;
+  s.sample();
+  s.sample();
+  uint64_t reads = 0;
+  const uint64_t cframe = s.heap.alloc(16);
+  s.heap.put(cframe, kLayout.cframe.current_frame, s.inner);
+  s.heap.put(s.fake.tstate, kLayout.thread.frame, cframe);
+  s.heap.frame_at(s.inner, s.inner_code, s.outer, 4);
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.inner", "Class.outer"}}));
+  // The planned call, the new C frame, the chunk and the code objects'
+  // headers (those read ahead came before the frames): a step-by-step walk
+  // takes the runtime, the interpreter and the thread state besides.
+  EXPECT_EQ(reads, 4u);
+  EXPECT_EQ(s.sample(&reads), (Names{{"Class.inner", "Class.outer"}}));
+  EXPECT_EQ(reads, 1u) << "the new C frame is planned";
+}
+
 TEST(PythonStackReader, SeesThreadsComeAndGo) {
   ChunkedStack s;
   s.sample();

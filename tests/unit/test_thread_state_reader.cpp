@@ -114,6 +114,62 @@ TEST(ThreadStateReader, RunningThenAsleepThenRunningAgain) {
   ::close(wake[1]);
 }
 
+// Looks at `tid` until one finds it still (a thread that just blocked is
+// shown asleep a moment before the kernel has switched it out, which moves
+// its counters once more); whether one did.
+bool wait_until_still(ThreadStateReader& reader, int64_t tid) {
+  for (int i = 0; i < 2000; ++i) {
+    auto look = reader.look(::getpid(), tid);
+    if (look && look->still) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// A thread asleep stays still from one look to the next; once it has run
+// (woken, it reads a byte and sleeps again), the next look says it is not.
+TEST(ThreadStateReader, LooksTellAThreadThatHasNotRunSince) {
+  int wake[2];
+  ASSERT_EQ(::pipe(wake), 0);
+  std::atomic<int64_t> tid{0};
+  std::atomic<int> woken{0};
+  std::thread thread([&] {
+    tid = static_cast<int64_t>(::syscall(SYS_gettid));
+    char byte;
+    while (::read(wake[0], &byte, 1) == 1 && byte == 'x') ++woken;
+  });
+  while (tid == 0) std::this_thread::yield();
+  ThreadStateReader reader;
+  for (int round = 1; round <= 3; ++round) {
+    ASSERT_TRUE(wait_until_still(reader, tid));
+    auto look = reader.look(::getpid(), tid);
+    ASSERT_TRUE(look.has_value());
+    EXPECT_EQ(look->state, 'S');
+    EXPECT_TRUE(look->still);
+    ASSERT_EQ(::write(wake[1], "x", 1), 1);
+    while (woken < round) std::this_thread::yield();
+    look = reader.look(::getpid(), tid);
+    ASSERT_TRUE(look.has_value());
+    EXPECT_FALSE(look->still) << "it ran since the last look";
+  }
+  ASSERT_EQ(::write(wake[1], "q", 1), 1);
+  thread.join();
+  ::close(wake[0]);
+  ::close(wake[1]);
+}
+
+// A running thread is never still: its counters may not have moved yet.
+TEST(ThreadStateReader, ARunningThreadIsNeverStill) {
+  const auto tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  ThreadStateReader reader;
+  for (int i = 0; i < 3; ++i) {
+    auto look = reader.look(::getpid(), tid);
+    ASSERT_TRUE(look.has_value());
+    EXPECT_EQ(look->state, 'R');
+    EXPECT_FALSE(look->still);
+  }
+}
+
 size_t open_descriptors() {
   size_t count = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
