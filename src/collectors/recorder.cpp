@@ -160,6 +160,7 @@ class RecordingLoop {
   // undercount.
   void update_summary() {
     summary_.stats = sampler_.stats();
+    run_.metadata["sampler_stacks_kept"] = std::to_string(summary_.stats.stacks_kept);
     if (summary_.stats.rounds < 2) return;
     int64_t period = (last_round_ns_ - first_round_ns_) / static_cast<int64_t>(summary_.stats.rounds - 1);
     if (period > 0) run_.metadata["sample_period_ns"] = std::to_string(period);

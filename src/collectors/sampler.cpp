@@ -255,7 +255,10 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   std::vector<PythonThreadStack>& stacks = tracked.stacks;
   if (!tracked.looks) tracked.looks.emplace(thread_states_, tracked.pid);
   tracked.looks->begin_round();
-  if (!tracked.python->sample(stacks, &*tracked.looks)) {
+  const uint64_t kept_before = tracked.python->stacks_kept_still();
+  const bool read = tracked.python->sample(stacks, &*tracked.looks);
+  stats_.stacks_kept += tracked.python->stacks_kept_still() - kept_before;
+  if (!read) {
     ++stats_.error_samples;
     tracked.check_stat = true;
     return;

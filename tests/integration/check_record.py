@@ -6,6 +6,9 @@ and answers questions about its samples.
                                                 printing the pids that ran it
   check_record.py RUN.db thread-state NAME   -> the most common state of samples whose stack
                                                 contains NAME
+  check_record.py RUN.db phases FUNC...      -> JSON {"counts": [samples with each FUNC on the
+                                                stack], "ordered": whether, in time order, no
+                                                sample has an earlier FUNC than one before it}
   check_record.py RUN.db summary             -> JSON counts of samples, processes, threads
 """
 import collections
@@ -37,7 +40,7 @@ def stack_functions(sid, frames, parent, frame_of):
 def main():
     path, command, *args = sys.argv[1:]
     db, frames, parent, frame_of = load(path)
-    samples = list(db.execute("SELECT pid, tid, stack, state FROM samples"))
+    samples = list(db.execute("SELECT pid, tid, stack, state FROM samples ORDER BY ts_ns, id"))
     if command == "shares":
         busy = [s for s in samples if s[3] != 2]
         leaves = collections.Counter()
@@ -58,6 +61,17 @@ def main():
                                      if args[0] in stack_functions(sid, frames, parent, frame_of))
         names = {0: "unknown", 1: "running", 2: "idle", 3: "disk"}
         print(names[states.most_common(1)[0][0]] if states else "none")
+    elif command == "phases":
+        counts, last, ordered = [0] * len(args), -1, True
+        for pid, tid, sid, state in samples:
+            stack = stack_functions(sid, frames, parent, frame_of)
+            phase = next((i for i, name in enumerate(args) if name in stack), None)
+            if phase is None:
+                continue
+            counts[phase] += 1
+            ordered = ordered and phase >= last
+            last = phase
+        print(json.dumps({"counts": counts, "ordered": ordered}))
     elif command == "summary":
         print(json.dumps({
             "samples": len(samples),

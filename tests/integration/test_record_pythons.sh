@@ -1,6 +1,7 @@
 # record on every CPython we support: the profile of a program with a known
-# CPU split agrees with the truth, and children started by fork and by
-# multiprocessing's spawn are sampled.
+# CPU split agrees with the truth, children started by fork and by
+# multiprocessing's spawn are sampled, and a sleeping thread's stack (kept
+# unread while the thread does not run) follows it from sleep to sleep.
 source "$(dirname "$0")/lib.sh"
 programs="$STEPSCOPE_REPO/tests/integration/programs"
 check="$STEPSCOPE_REPO/tests/integration/check_record.py"
@@ -30,6 +31,18 @@ PYEOF
   [ "$forked" != "$root" ] && [ "$spawned" != "$root" ] || fail "$version: child work attributed to the parent"
   state=$("$PY" "$check" "$WORK/tree.db" thread-state idle_waiter)
   [ "$state" = idle ] || fail "$version: the waiting thread was $state, not idle"
+
+  expect_status 0 "$STEPSCOPE" record -o "$WORK/phases.db" --rate 200 -- "$python" "$programs/waiting_phases.py" 0.4
+  phases=$("$PY" "$check" "$WORK/phases.db" phases first_wait second_wait third_wait)
+  kept=$(sqlite3 "$WORK/phases.db" "SELECT value FROM metadata WHERE key = 'sampler_stacks_kept'")
+  echo "   sleeping thread's phases: $phases; stacks kept unread: $kept"
+  [ "${kept:-0}" -gt 100 ] || fail "$version: the sleeping threads' stacks were read at every round"
+  "$PY" - "$phases" <<'PYEOF' || fail "$version: a sleeping thread's samples do not follow its phases"
+import json, sys
+phases = json.loads(sys.argv[1])
+total = sum(phases["counts"])
+sys.exit(0 if phases["ordered"] and total > 0 and min(phases["counts"]) > 0.2 * total else 1)
+PYEOF
   tested=$((tested + 1))
 done
 echo "$tested passed, 0 failed"
