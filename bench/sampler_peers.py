@@ -14,9 +14,12 @@ each (figures and how to read them: bench/README.md):
   c. the highest sustained sampling rate;
   d. the target's slowdown at 100 Hz: its own loop throughput while sampled and
      while the sampler is paused, alternating every 0.2 s;
+  t. (only when asked: --only t, needs the .venv's torch) the recorder's CPU per
+     second attached at 100 Hz to the README's example training job (a main
+     process and 2 DataLoader workers, most of their threads waiting), whole tree;
   p. (only when asked: --only p, needs perf) where stepscope's own CPU goes.
 
-usage: sampler_peers.py [--quick] [--only a,b,c,d,p] [--tools stepscope,py-spy,austin]
+usage: sampler_peers.py [--quick] [--only a,b,c,d,t,p] [--tools stepscope,py-spy,austin]
                         [--stepscope PATH] [--baseline PATH] [--same-cpu]
                         [--python PYTHON] [--json OUT.json]
 Python 3 standard library only.
@@ -37,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "bench" / "targets"
 KNOWN_SPLIT = ROOT / "tests" / "integration" / "programs" / "known_split.py"
+TRAINING_JOB = ROOT / "examples" / "train_lm.py"
 FLOOR_SOURCE = ROOT / "bench" / "floor_process_vm_readv.cpp"
 VENV_BIN = ROOT / ".venv" / "bin"
 
@@ -52,6 +56,10 @@ class Sampler:
         self.exe = str(exe)
 
     def attach(self, pid, rate, seconds, out):
+        raise NotImplementedError
+
+    def attach_tree(self, pid, rate, seconds, out):
+        """attach(), following the process's children too."""
         raise NotImplementedError
 
     def launch(self, command, rate, out):
@@ -88,6 +96,9 @@ class Stepscope(Sampler):
         return [self.exe, "record", "-o", out, "--rate", str(rate), "--duration", str(seconds),
                 "--pid", str(pid)]
 
+    def attach_tree(self, pid, rate, seconds, out):
+        return self.attach(pid, rate, seconds, out)  # the whole tree always
+
     def launch(self, command, rate, out):
         return [self.exe, "record", "-o", out, "--rate", str(rate), "--"] + command
 
@@ -114,6 +125,9 @@ class PySpy(Sampler):
         return [self.exe, "record", "--nonblocking", "--rate", str(rate), "--duration",
                 str(seconds), "--format", "raw", "-o", out, "--pid", str(pid)]
 
+    def attach_tree(self, pid, rate, seconds, out):
+        return self.attach(pid, rate, seconds, out) + ["--subprocesses"]
+
     def launch(self, command, rate, out):
         return [self.exe, "record", "--nonblocking", "--rate", str(rate), "--format", "raw",
                 "-o", out, "--"] + command
@@ -131,6 +145,9 @@ class Austin(Sampler):
     def attach(self, pid, rate, seconds, out):
         return [self.exe, "-s", "-i", f"{round(1e6 / rate)}us", "-x", str(seconds), "-o", out,
                 "-p", str(pid)]
+
+    def attach_tree(self, pid, rate, seconds, out):
+        return [self.exe, "-C"] + self.attach(pid, rate, seconds, out)[1:]
 
     def launch(self, command, rate, out):
         return [self.exe, "-s", "-i", f"{round(1e6 / rate)}us", "-o", out] + command
@@ -345,6 +362,63 @@ def report_cpu_per_sample(results, floor, rate, seconds, load_text, same_cpu=Fal
         text += ["Floors (bench/floor_process_vm_readv.cpp, median of batches, warm loop):", "",
                  table(["operation", "µs"], [[k.replace("_us", ""), f"{v:.2f}"]
                                              for k, v in floor.items()]), ""]
+    return "\n".join(text)
+
+
+# ---------------------------------------------------------------- t. a training job
+
+
+def bench_training_job(samplers, seconds, reps, rate, workdir):
+    """Each tool attached in turn, whole tree, to the README's example job."""
+    python = VENV_BIN / "python"
+    target = start_target(python, TRAINING_JOB, "--num-workers", "2", "--steps", "1000000",
+                          "--log-every", "1000000")
+    time.sleep(12)  # past torch's import, the tokenizer's training and the first steps
+    results = {s.name: [] for s in samplers}
+    try:
+        if target.poll() is not None:
+            raise RuntimeError("the training job did not start (is torch in .venv?)")
+        for _, order in rotations(samplers, reps):
+            for sampler in order:
+                out = str(workdir / f"{sampler.name}.out")
+                window = (1.0, seconds - 0.5)
+                run = run_measured(sampler.attach_tree(target.pid, rate, seconds, out), workdir,
+                                   window)
+                results[sampler.name].append({
+                    "cpu_s": run["cpu_s"], "wall_s": run["wall_s"],
+                    "steady_ms_per_s": run["window_ns"] / 1e6 / (window[1] - window[0]),
+                    "samples": sampler.samples(out, run["stderr"])})
+    finally:
+        stop(target)
+        for child in subprocess.run(["pgrep", "-f", str(TRAINING_JOB)], capture_output=True,
+                                    text=True).stdout.split():
+            os.kill(int(child), signal.SIGKILL)  # its DataLoader workers
+    return results
+
+
+def report_training_job(results, rate, seconds, load_text):
+    rows, medians = [], {}
+    for name, runs in results.items():
+        per_second = [r["cpu_s"] * 1e3 / r["wall_s"] for r in runs]
+        steady = [r["steady_ms_per_s"] for r in runs]
+        medians[name] = statistics.median(steady)
+        rows.append([name, median_spread(per_second), median_spread(steady),
+                     median_spread([r["samples"] / r["wall_s"] for r in runs], 0)])
+    text = [f"### t. The README's example training job: {rate} Hz, {seconds} s attach, whole tree "
+            f"({load_text})", "",
+            "examples/train_lm.py --num-workers 2: 3 processes, 9 Python threads, most of them "
+            "waiting. py-spy with --subprocesses, Austin with -C; py-spy and Austin (-s) leave idle "
+            "threads' samples out, stepscope keeps them marked idle.", "",
+            table(["sampler", "recorder CPU ms per s (whole run)",
+                   "recorder CPU ms per s (steady, 1 s..end−0.5 s)", "samples / s"], rows), ""]
+    peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
+    if "stepscope" in medians and peers:
+        best = min(peers, key=peers.get)
+        text += [f"stepscope / best peer ({best}), steady: "
+                 f"{medians['stepscope'] / peers[best]:.2f}", ""]
+    if "stepscope" in medians and "stepscope (before)" in medians:
+        text += [f"stepscope / stepscope (before), steady: "
+                 f"{medians['stepscope'] / medians['stepscope (before)']:.2f}", ""]
     return "\n".join(text)
 
 
@@ -661,7 +735,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     parser.add_argument("--only", default="a,b,c,d",
-                        help="which parts, e.g. a,d; p (perf profile of stepscope) only if named")
+                        help="which parts, e.g. a,d; t (a training job) and p (perf profile of "
+                             "stepscope) only if named")
     parser.add_argument("--tools", default="stepscope,py-spy,austin")
     parser.add_argument("--python", default="/usr/bin/python3", help="the targets' interpreter")
     parser.add_argument("--stepscope", default=str(ROOT / "build" / "stepscope"),
@@ -716,6 +791,13 @@ def main():
             results = bench_slowdown(samplers, args.python, seconds, warmup, phase, workdir)
             raw["d"] = results
             print(report_slowdown(results, seconds, phase, f"{start_load} → {load()}"),
+                  flush=True)
+        if "t" in parts:
+            seconds, reps, rate = (3, 1, 100) if quick else (6, 4, 100)
+            start_load = load()
+            results = bench_training_job(samplers, seconds, reps, rate, workdir)
+            raw["t"] = results
+            print(report_training_job(results, rate, seconds, f"{start_load} → {load()}"),
                   flush=True)
         stepscope = [s for s in samplers if isinstance(s, Stepscope)]
         if "p" in parts and stepscope and shutil.which("perf"):
