@@ -28,16 +28,22 @@ TEST(ThreadStateReader, ParsesSchedstat) {
   EXPECT_FALSE(parse_schedstat(""));
 }
 
-// Reads `tid`'s state until it is `wanted` (threads take a moment to get
-// where they are told to go); the last state read.
-std::optional<char> wait_for_state(ThreadStateReader& reader, int64_t tid, char wanted) {
-  std::optional<char> state;
-  for (int i = 0; i < 2000; ++i) {
-    state = reader.read(::getpid(), tid);
-    if (state == wanted) break;
+// Calls `read` every millisecond, for up to 2 s, until `done` accepts what
+// it returned (threads take a moment to get where they are told to go); the
+// last value read.
+template <class Read, class Done>
+auto read_until(Read read, Done done) {
+  auto value = read();
+  for (int i = 0; i < 2000 && !done(value); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    value = read();
   }
-  return state;
+  return value;
+}
+
+// Reads `tid`'s state until it is `wanted`; the last state read.
+std::optional<char> wait_for_state(ThreadStateReader& reader, int64_t tid, char wanted) {
+  return read_until([&] { return reader.read(::getpid(), tid); }, [&](auto state) { return state == wanted; });
 }
 
 TEST(ThreadStateReader, SleepingRunningAndGone) {
@@ -118,12 +124,9 @@ TEST(ThreadStateReader, RunningThenAsleepThenRunningAgain) {
 // shown asleep a moment before the kernel has switched it out, which moves
 // its counters once more); whether one did.
 bool wait_until_still(ThreadStateReader& reader, int64_t tid) {
-  for (int i = 0; i < 2000; ++i) {
-    auto look = reader.look(::getpid(), tid);
-    if (look && look->still) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return false;
+  auto look = read_until([&] { return reader.look(::getpid(), tid); },
+                         [](const auto& found) { return found && found->still; });
+  return look && look->still;
 }
 
 // A thread asleep stays still from one look to the next; once it has run
