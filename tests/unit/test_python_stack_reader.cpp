@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -363,11 +364,11 @@ TEST(PythonStackReader, FlagsAStackUnchangedSinceTheLastRead) {
 // What the sampler's thread looks would say: each thread has run, or not.
 class FakeActivity final : public ThreadActivity {
  public:
-  bool ran = true;
+  std::set<int64_t> still;  // the threads that have not run
   std::vector<int64_t> asked;
   bool may_have_run(int64_t native_tid) override {
     asked.push_back(native_tid);
-    return ran;
+    return still.count(native_tid) == 0;
   }
 };
 
@@ -394,7 +395,7 @@ TEST(PythonStackReader, KeepsTheStackOfAThreadThatHasNotRun) {
   // The inner frame now runs other code, unseen while the thread is still.
   const uint64_t other_code = s.heap.code("other", "/app/b.py", 50);
   s.heap.frame_at(s.inner, other_code, s.outer, 2);
-  activity.ran = false;
+  activity.still = {99};
   uint64_t reads = 0;
   EXPECT_EQ(sample(&reads), expected);
   EXPECT_EQ(reads, 1u);
@@ -402,20 +403,20 @@ TEST(PythonStackReader, KeepsTheStackOfAThreadThatHasNotRun) {
   EXPECT_EQ(s.threads[0].same_outer_frames, 2u);
   EXPECT_TRUE(s.threads[0].holds_gil) << "the GIL is read at every sample";
   EXPECT_EQ(s.reader.stacks_kept_still(), 1u);
-  activity.ran = true;
+  activity.still = {};
   EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
   EXPECT_FALSE(s.threads[0].unchanged);
   // Said still, but its innermost frame moved: the answer cannot be about
   // this stack, which is read.
-  activity.ran = false;
+  activity.still = {99};
   EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
   s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.outer);
   EXPECT_EQ(sample(), (Names{{"Class.outer"}}));
   // Said still, but the thread state is another thread's now.
   s.heap.put(s.fake.cframe, kLayout.cframe.current_frame, s.inner);
-  activity.ran = true;
+  activity.still = {};
   EXPECT_EQ(sample(), (Names{{"Class.other", "Class.outer"}}));
-  activity.ran = false;
+  activity.still = {99, 100};
   s.heap.put<uint64_t>(s.fake.tstate, kLayout.thread.native_thread_id, 100);
   s.heap.frame_at(s.inner, s.inner_code, s.outer, 2);
   EXPECT_EQ(sample(), expected);
@@ -425,6 +426,47 @@ TEST(PythonStackReader, KeepsTheStackOfAThreadThatHasNotRun) {
   s.threads.clear();
   EXPECT_EQ(sample(), expected);
   EXPECT_EQ(s.reader.stacks_kept_still(), kept);
+}
+
+// A kept stack's frames view the code cache's entries: once the cache has
+// retired any (here: another thread's code object replaced at its address),
+// a still thread's stack is read again rather than trusted to view live ones.
+TEST(PythonStackReader, KeptStacksAreReadAgainOnceTheCodeCacheRetiredAnEntry) {
+  ChunkedStack s;
+  const uint64_t second = s.heap.alloc(512);
+  const uint64_t second_cframe = s.heap.alloc(16);
+  const uint64_t worker_code = s.heap.code("worker", "/app/w.py", 40);
+  s.heap.put(second_cframe, kLayout.cframe.current_frame, s.heap.frame(worker_code, 0, 0));
+  s.heap.put(second, kLayout.thread.interp, s.fake.interp);
+  s.heap.put(second, kLayout.thread.frame, second_cframe);
+  s.heap.put<uint64_t>(second, kLayout.thread.native_thread_id, 77);
+  s.heap.put(s.fake.tstate, kLayout.thread.next, second);
+  FakeActivity activity;
+  auto sample = [&] {
+    Names names;
+    if (!s.reader.read(s.threads, s.error, &activity)) return Names{{"error: " + s.error}};
+    for (const auto& thread : s.threads) {
+      names.emplace_back();
+      for (const auto& frame : thread.frames) names.back().emplace_back(frame.function);
+    }
+    return names;
+  };
+  const Names both{{"Class.inner", "Class.outer"}, {"Class.worker"}};
+  EXPECT_EQ(sample(), both);
+  EXPECT_EQ(sample(), both);
+  activity.still = {99};
+  EXPECT_EQ(sample(), both);
+  EXPECT_EQ(s.reader.stacks_kept_still(), 1u);
+  // The second thread's code object is replaced: its lookup retires the
+  // entry, after the first thread's stack was kept in this read.
+  s.heap.put(worker_code, kLayout.code.qualname, s.heap.str("replaced"));
+  EXPECT_EQ(sample(), (Names{{"Class.inner", "Class.outer"}, {"replaced"}}));
+  EXPECT_EQ(s.reader.stacks_kept_still(), 2u);
+  // The first thread, still, is read again this once, then kept again.
+  EXPECT_EQ(sample(), (Names{{"Class.inner", "Class.outer"}, {"replaced"}}));
+  EXPECT_EQ(s.reader.stacks_kept_still(), 2u);
+  EXPECT_EQ(sample(), (Names{{"Class.inner", "Class.outer"}, {"replaced"}}));
+  EXPECT_EQ(s.reader.stacks_kept_still(), 3u);
 }
 
 // 3.11: a thread whose C frame moved (it returned to C and called back into
