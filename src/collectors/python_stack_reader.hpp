@@ -70,9 +70,10 @@ class StackReader {
   // Reads every thread of every interpreter into `out` (reusing its
   // storage). In the steady state this is one process_vm_readv (two when the
   // set of code objects changed): the structures are read at the addresses
-  // the previous sample found, and used only if their pointers still agree. False, with `error` saying what failed, when the memory could
-  // not be read or does not make sense, as when the target changed it while
-  // we read: the caller counts an error sample. Never throws for bad memory.
+  // the previous sample found, and used only if their pointers still agree.
+  // False, with `error` saying what failed, when the memory could not be
+  // read or does not make sense, as when the target changed it while we
+  // read: the caller counts an error sample. Never throws for bad memory.
   // With `activity`, the stacks of threads it says have not run are kept
   // from the previous read (once their thread states are seen to point
   // where they did) rather than read again.

@@ -118,7 +118,8 @@ std::optional<ThreadStateReader::Look> ThreadStateReader::look(pid_t pid, int64_
     files.tid = tid;
     files.stat = open_task_file(pid, tid, "stat");
     if (!files.stat.valid()) {
-      if (errno == EMFILE || errno == ENFILE) return Look{kUnknownStateLetter};  // there, but no descriptor left to read it
+      // There, but no descriptor left to read it.
+      if (errno == EMFILE || errno == ENFILE) return Look{kUnknownStateLetter};
       return std::nullopt;
     }
     files.schedstat = open_task_file(pid, tid, "schedstat");
