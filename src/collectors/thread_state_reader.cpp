@@ -131,12 +131,6 @@ std::optional<ThreadStateReader::Look> ThreadStateReader::look(pid_t pid, int64_
   return look;
 }
 
-std::optional<char> ThreadStateReader::read(pid_t pid, int64_t tid) {
-  auto found = look(pid, tid);
-  if (!found) return std::nullopt;
-  return found->state;
-}
-
 void ThreadStateReader::forget_process(pid_t pid) {
   auto it = files_.lower_bound({pid, INT64_MIN});
   while (it != files_.end() && it->first.first == pid) it = files_.erase(it);

@@ -73,8 +73,6 @@ class ThreadStateReader {
   // The thread's state, kUnknownStateLetter when no descriptor is left to
   // read it, or nullopt when it is gone.
   std::optional<Look> look(pid_t pid, int64_t tid);
-  // The state letter alone.
-  std::optional<char> read(pid_t pid, int64_t tid);
 
   // Closes the descriptors of every thread of `pid`.
   void forget_process(pid_t pid);

@@ -28,6 +28,13 @@ TEST(ThreadStateReader, ParsesSchedstat) {
   EXPECT_FALSE(parse_schedstat(""));
 }
 
+// The state letter a look at `tid` (a thread of this process) finds.
+std::optional<char> state_of(ThreadStateReader& reader, int64_t tid) {
+  auto look = reader.look(::getpid(), tid);
+  if (!look) return std::nullopt;
+  return look->state;
+}
+
 // Calls `read` every millisecond, for up to 2 s, until `done` accepts what
 // it returned (threads take a moment to get where they are told to go); the
 // last value read.
@@ -43,7 +50,7 @@ auto read_until(Read read, Done done) {
 
 // Reads `tid`'s state until it is `wanted`; the last state read.
 std::optional<char> wait_for_state(ThreadStateReader& reader, int64_t tid, char wanted) {
-  return read_until([&] { return reader.read(::getpid(), tid); }, [&](auto state) { return state == wanted; });
+  return read_until([&] { return state_of(reader, tid); }, [&](auto state) { return state == wanted; });
 }
 
 TEST(ThreadStateReader, SleepingRunningAndGone) {
@@ -63,7 +70,7 @@ TEST(ThreadStateReader, SleepingRunningAndGone) {
   EXPECT_EQ(wait_for_state(reader, tid, 'S'), 'S');
   // Asleep, its scheduler counters stand still: stat need not be read again.
   const uint64_t stat_reads = reader.stat_reads();
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'S');
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(state_of(reader, tid), 'S');
   EXPECT_EQ(reader.stat_reads(), stat_reads);
   // Woken, it runs: its counters move and stat tells.
   ASSERT_EQ(::write(wake[1], "x", 1), 1);
@@ -75,7 +82,7 @@ TEST(ThreadStateReader, SleepingRunningAndGone) {
   // kernel (running, and so shown running); then it is gone.
   std::optional<char> state = 'R';
   for (int i = 0; i < 2000 && state; ++i) {
-    state = reader.read(::getpid(), tid);
+    state = state_of(reader, tid);
     if (state) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(state, std::nullopt) << "an exited thread";
@@ -104,13 +111,13 @@ TEST(ThreadStateReader, RunningThenAsleepThenRunningAgain) {
   EXPECT_EQ(wait_for_state(reader, tid, 'R'), 'R');
   // Still running: /proc/.../syscall says so, stat is not read.
   uint64_t stat_reads = reader.stat_reads();
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'R');
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(state_of(reader, tid), 'R');
   EXPECT_EQ(reader.stat_reads(), stat_reads);
   phase = 1;
   EXPECT_EQ(wait_for_state(reader, tid, 'S'), 'S');
   // Asleep on the pipe: the shortcut holds again, stat is not read.
   stat_reads = reader.stat_reads();
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'S');
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(state_of(reader, tid), 'S');
   EXPECT_EQ(reader.stat_reads(), stat_reads);
   ASSERT_EQ(::write(wake[1], "x", 1), 1);
   EXPECT_EQ(wait_for_state(reader, tid, 'R'), 'R');
@@ -183,7 +190,7 @@ TEST(ThreadStateReader, KeepsNoDescriptorsPastItsCap) {
   const auto tid = static_cast<int64_t>(::syscall(SYS_gettid));
   ThreadStateReader reader(/*max_kept_threads=*/0);
   const size_t before = open_descriptors();
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(reader.read(::getpid(), tid), 'R') << "this thread, reading";
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(state_of(reader, tid), 'R') << "this thread, reading";
   EXPECT_EQ(open_descriptors(), before);
 }
 
@@ -210,7 +217,7 @@ TEST(ThreadStateReaderDeathTest, OutOfDescriptorsIsUnknownNotGone) {
         while (::open("/dev/null", O_RDONLY) >= 0) {
         }
         ThreadStateReader reader;
-        auto state = reader.read(::getpid(), static_cast<int64_t>(::syscall(SYS_gettid)));
+        auto state = state_of(reader, static_cast<int64_t>(::syscall(SYS_gettid)));
         ::_exit(state == kUnknownStateLetter ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
