@@ -270,6 +270,20 @@ def table(header, rows):
     return "\n".join(lines)
 
 
+def ratio_lines(medians, label="", goal=""):
+    """stepscope's median over the best peer's, and over the baseline's when one ran."""
+    text = []
+    peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
+    if "stepscope" in medians and peers:
+        best = min(peers, key=peers.get)
+        text += [f"stepscope / best peer ({best}){label}: {medians['stepscope'] / peers[best]:.2f}{goal}",
+                 ""]
+    if "stepscope" in medians and "stepscope (before)" in medians:
+        text += [f"stepscope / stepscope (before){label}: "
+                 f"{medians['stepscope'] / medians['stepscope (before)']:.2f}", ""]
+    return text
+
+
 def load():
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
@@ -348,16 +362,7 @@ def report_cpu_per_sample(results, floor, rate, seconds, load_text, same_cpu=Fal
             f"({placement}{load_text})", "",
             table(["sampler", "CPU µs / sample (whole run)", "CPU µs / sample (steady, "
                    "1 s..end−0.5 s)", "samples / s of wall time", "CPU ms per run"], rows), ""]
-    peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
-    if "stepscope" in medians and peers:
-        best = min(peers, key=peers.get)
-        text.append(f"stepscope / best peer ({best}): {medians['stepscope'] / peers[best]:.2f} "
-                    f"(goal ≤ 0.33, and ≤ 20 µs)")
-        text.append("")
-    if "stepscope" in medians and "stepscope (before)" in medians:
-        text.append(f"stepscope / stepscope (before): "
-                    f"{medians['stepscope'] / medians['stepscope (before)']:.2f}")
-        text.append("")
+    text += ratio_lines(medians, goal=" (goal ≤ 0.33, and ≤ 20 µs)")
     if floor:
         text += ["Floors (bench/floor_process_vm_readv.cpp, median of batches, warm loop):", "",
                  table(["operation", "µs"], [[k.replace("_us", ""), f"{v:.2f}"]
@@ -411,14 +416,7 @@ def report_training_job(results, rate, seconds, load_text):
             "threads' samples out, stepscope keeps them marked idle.", "",
             table(["sampler", "recorder CPU ms per s (whole run)",
                    "recorder CPU ms per s (steady, 1 s..end−0.5 s)", "samples / s"], rows), ""]
-    peers = {n: v for n, v in medians.items() if not n.startswith("stepscope")}
-    if "stepscope" in medians and peers:
-        best = min(peers, key=peers.get)
-        text += [f"stepscope / best peer ({best}), steady: "
-                 f"{medians['stepscope'] / peers[best]:.2f}", ""]
-    if "stepscope" in medians and "stepscope (before)" in medians:
-        text += [f"stepscope / stepscope (before), steady: "
-                 f"{medians['stepscope'] / medians['stepscope (before)']:.2f}", ""]
+    text += ratio_lines(medians, label=", steady")
     return "\n".join(text)
 
 

@@ -40,7 +40,7 @@ class PythonProcess {
   const std::string& last_error() const { return last_error_; }
   // process_vm_readv calls made so far (for benchmarks and tests).
   uint64_t memory_reads() const { return memory_.system_calls(); }
-  // Stacks kept without reading them (for benchmarks and tests).
+  // Stacks kept without reading them (the sampler counts them in the run).
   uint64_t stacks_kept_still() const { return reader_.stacks_kept_still(); }
 
  private:

@@ -69,7 +69,8 @@ struct Sampler::Tracked {
   std::unordered_set<int64_t> known_threads;
   std::string why_not;  // why the last attach failed
   // Its threads' states, read before their stacks (those that have not run
-  // since the last round keep their stacks unread).
+  // since the last round keep their stacks unread). Made with the Tracked:
+  // it needs the sampler's ThreadStateReader.
   std::optional<ThreadLooks> looks;
 };
 
@@ -198,6 +199,7 @@ void Sampler::track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended
   tracked->exe = read_exe_link(pid);
   tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
   tracked->run_index = run_.processes.size();
+  tracked->looks.emplace(thread_states_, pid);
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
   process.start_ns = now_ns;
   ++stats_.processes_seen;
@@ -253,7 +255,6 @@ void Sampler::sample(int64_t now_ns) {
 
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   std::vector<PythonThreadStack>& stacks = tracked.stacks;
-  if (!tracked.looks) tracked.looks.emplace(thread_states_, tracked.pid);
   tracked.looks->begin_round();
   const uint64_t kept_before = tracked.python->stacks_kept_still();
   const bool read = tracked.python->sample(stacks, &*tracked.looks);
