@@ -158,6 +158,12 @@ Sampler::LiveProcesses Sampler::end_exited(int64_t now_ns) {
 // second, for machines that turned the randomization off. A process that is
 // not (yet) Python is retried, backing off.
 void Sampler::follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns) {
+  // An exiting process lets go of its memory before it becomes a zombie
+  // (tearing down a large address space takes a while): stat then shows
+  // neither stack nor text, and its command line reads empty. That is no
+  // exec: what we know of the process stays.
+  const bool had_memory = tracked.start_stack != 0 || tracked.start_code != 0 || tracked.end_code != 0;
+  if (had_memory && stat.start_stack == 0 && stat.start_code == 0 && stat.end_code == 0) return;
   const bool moved = stat.start_stack != tracked.start_stack || stat.start_code != tracked.start_code ||
                      stat.end_code != tracked.end_code;
   std::string exe;

@@ -45,6 +45,13 @@ for workers in 0 2; do
   summary=$(grep '^summary: ' "$WORK/stdout" | sed 's/^summary: //')
   [ -n "$summary" ] || fail "train_lm printed no summary"
   [ "$("$PY" "$check" "$db" count)" = 12 ] || fail "workers=$workers: $("$PY" "$check" "$db" count) steps, not 12"
+  # The program's command line, not "[python]": torch's exit tears down a
+  # large address space, and the command line reads empty meanwhile.
+  command=$(sqlite3 "$db" 'SELECT s.value FROM processes p JOIN strings s ON s.id = p.command WHERE p.id = 0')
+  case "$command" in
+    *examples/train_lm.py*) ;;
+    *) fail "workers=$workers: the program's command was recorded as '$command'" ;;
+  esac
   expect_status 0 "$STEPSCOPE" report "$db" --json -o "$WORK/lm$workers.json"
   # The program's own figure includes one-off set-up before its first step
   # (AdamW's lazy imports take seconds): steady steps are at least as fast,
