@@ -38,6 +38,9 @@ class PythonProcess {
   // since the last call are kept rather than read (StackReader::read).
   bool sample(std::vector<PythonThreadStack>& out, python::ThreadActivity* activity = nullptr);
   const std::string& last_error() const { return last_error_; }
+  // Whether the last sample failed because the process has no memory left
+  // (it is exiting): no torn read, and no error sample.
+  bool memory_gone() const { return reader_.memory_gone(); }
   // process_vm_readv calls made so far (for benchmarks and tests).
   uint64_t memory_reads() const { return memory_.system_calls(); }
   // Stacks kept without reading them (the sampler counts them in the run).

@@ -86,6 +86,7 @@ StackReader::ThreadPlan& StackReader::Plan::add_thread() {
 
 bool StackReader::read(std::vector<PythonThreadStack>& out, std::string& error, ThreadActivity* activity) {
   codes_.begin_sample();
+  memory_gone_ = false;
   out_intact_ = out.data() == last_out_ && out.size() == last_out_size_;
   bool ok = plan_.valid && read_planned(out, error, activity);
   if (!ok) {
@@ -130,6 +131,7 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
     add_gil_regions(runtime_, runtime_gil);
   }
   if (!memory_.read_many(regions_)) {
+    memory_gone_ = errno == ESRCH;
     error = fmt::format("cannot read _PyRuntime: {}", std::strerror(errno));
     return false;
   }

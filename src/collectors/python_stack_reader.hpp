@@ -81,6 +81,9 @@ class StackReader {
 
   // Stacks kept without reading them, since the reader was made.
   uint64_t stacks_kept_still() const { return stacks_kept_still_; }
+  // Whether the last read failed because the process has no memory left to
+  // read (ESRCH: it is gone, or exiting and tearing its memory down).
+  bool memory_gone() const { return memory_gone_; }
 
  private:
   // What a frame says before its code object is decoded.
@@ -202,6 +205,7 @@ class StackReader {
   // Per planned thread: it has not run since the last read (see ThreadActivity).
   std::vector<uint8_t> still_;
   uint64_t stacks_kept_still_ = 0;
+  bool memory_gone_ = false;
   Walk walk_;
   // What each position of the last read's output held, to tell an
   // stack's unchanged frames (PythonThreadStack::same_outer_frames): its thread state and,

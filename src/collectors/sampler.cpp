@@ -266,7 +266,10 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   const bool read = tracked.python->sample(stacks, &*tracked.looks);
   stats_.stacks_kept += tracked.python->stacks_kept_still() - kept_before;
   if (!read) {
-    ++stats_.error_samples;
+    // An exiting process tears its memory down before it becomes a zombie,
+    // which takes a while for a large one: those rounds are no error
+    // samples, and stat is read at the next round until it ends.
+    if (!tracked.python->memory_gone()) ++stats_.error_samples;
     tracked.check_stat = true;
     return;
   }

@@ -3,6 +3,7 @@
 // generated 3.11 table: the normal case, and the torn or hostile memory it
 // must turn into error samples rather than crashes or wrong stacks.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -203,6 +204,25 @@ TEST(PythonStackReader, UnmappedPointersAreErrorSamples) {
   std::string error;
   EXPECT_FALSE(reader.read(threads, error));
   EXPECT_FALSE(error.empty());
+  EXPECT_FALSE(reader.memory_gone()) << "the process is there: a torn or bad read, an error sample";
+}
+
+// A process that exits lets go of its memory before its parent reaps it:
+// reading it then fails as if it were gone, which is no torn read.
+TEST(PythonStackReader, AProcessWithoutMemoryIsGoneNotTorn) {
+  FakeHeap heap;
+  FakeInterpreter fake(heap, heap.frame(heap.code("f", "/app/a.py", 1), 0, 0));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), nullptr, WEXITED | WNOWAIT), 0);  // a zombie now
+  ProcessMemory memory(child);
+  StackReader reader(memory, kLayout, fake.runtime, 0);
+  std::vector<PythonThreadStack> threads;
+  std::string error;
+  EXPECT_FALSE(reader.read(threads, error));
+  EXPECT_TRUE(reader.memory_gone()) << error;
+  ::waitpid(child, nullptr, 0);
 }
 
 TEST(PythonStackReader, ObjectsOfTheWrongTypeAreRejected) {
