@@ -42,6 +42,8 @@ namespace stepscope {
 // Synthetic ids for string pids/tids count down from here, far below any
 // real (or Kineto's -1 style sentinel) id.
 inline constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 48);
+// Whether a pid or tid stands for a string of the trace (its name holds it).
+inline constexpr bool is_synthetic_id(int64_t id) { return id <= kSyntheticIdBase; }
 
 // Who reads the input: this thread alone, or a second thread that reads,
 // splits and parses events while this one builds the Run

@@ -60,10 +60,10 @@ class TrackIds {
  public:
   explicit TrackIds(const Run& run) {
     for (const Process& p : run.processes) {
-      if (is_synthetic(p.pid) && p.command != StringTable::kEmpty) pids_[p.pid] = run.strings.get(p.command);
+      if (is_synthetic_id(p.pid) && p.command != StringTable::kEmpty) pids_[p.pid] = run.strings.get(p.command);
     }
     for (const Thread& t : run.threads) {
-      if (is_synthetic(t.tid) && t.name != StringTable::kEmpty) tids_[{t.pid, t.tid}] = run.strings.get(t.name);
+      if (is_synthetic_id(t.tid) && t.name != StringTable::kEmpty) tids_[{t.pid, t.tid}] = run.strings.get(t.name);
     }
   }
   void pid(JsonObject& o, int64_t pid) const {
@@ -80,7 +80,6 @@ class TrackIds {
   }
 
  private:
-  static bool is_synthetic(int64_t id) { return id <= kSyntheticIdBase; }
   std::map<int64_t, std::string_view> pids_;
   std::map<ThreadKey, std::string_view> tids_;
 };

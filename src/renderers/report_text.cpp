@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "importers/chrome_trace.hpp"
 #include "renderers/diagnosis_text.hpp"
 #include "renderers/escape.hpp"
 #include "renderers/gpu_text.hpp"
@@ -60,8 +61,11 @@ void write_other_tracks(const Report& report, std::ostream& out) {
     if (p.role == ProcessRole::kHost) host_names.insert(p.command);
   }
   auto label = [&](const ProcessSummary& p) {
+    std::string name = printable_shortened(report.run->strings.get(p.command), 40);
+    // A pid the trace wrote as a string ("Spans") is known by that string.
+    if (is_synthetic_id(p.pid) && p.command != StringTable::kEmpty) return fmt::format("\"{}\"", name);
     if (p.command == StringTable::kEmpty || host_names.count(p.command)) return fmt::format("pid {}", p.pid);
-    return fmt::format("pid {} ({})", p.pid, printable_shortened(report.run->strings.get(p.command), 40));
+    return fmt::format("pid {} ({})", p.pid, name);
   };
   std::string devices, tracks;
   for (const ProcessSummary& p : report.processes) {

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include "analyses/report.hpp"
+#include "importers/chrome_trace.hpp"
 #include "renderers/report_json.hpp"
 #include "renderers/report_text.hpp"
 #include "util/error.hpp"
@@ -85,6 +86,21 @@ TEST(ReportText, ShowsProcessesAndFunctionsWithoutControlCharacters) {
   EXPECT_NE(text.find("3.12.1"), std::string::npos);
   EXPECT_NE(text.find("f (t.py)"), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << "an escape sequence from a name reached the terminal";
+}
+
+// Kineto writes its own bookkeeping track with a string pid ("Spans"); the
+// report names it by that string, not by the id the importer made for it.
+TEST(ReportText, NamesATraceTrackWithAStringPidByItsString) {
+  stepscope::Run run = import_chrome_trace_bytes(R"json([
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
+     "ts": 0, "dur": 100}])json",
+                                                 "trace.json");
+  std::ostringstream out;
+  write_report_text(build_report(run, "trace.json", {}), out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("left out: \"Spans\""), std::string::npos) << text;
+  EXPECT_EQ(text.find(std::to_string(kSyntheticIdBase)), std::string::npos) << text;
 }
 
 // The profile is the only analysis that fails on its input; it starts after
