@@ -77,11 +77,12 @@ int run_compare(CompareCliOptions& options) {
   if (options.skip >= 0) options.compare.skip = static_cast<size_t>(options.skip);
   options.compare.gating_metrics = options.metrics;
   const std::string& cur_path = options.inputs.back();
-  Run cur_run = open_run_or_trace(cur_path);
+  const ChromeTraceOptions trace_options{.flows = false};  // the comparison reads none
+  Run cur_run = open_run_or_trace(cur_path, trace_options);
   Run base_run;
   CompareSide base;
   if (options.baseline.empty()) {
-    base_run = open_run_or_trace(options.inputs.front());
+    base_run = open_run_or_trace(options.inputs.front(), trace_options);
     base = side_from_run(base_run, options.inputs.front());
   } else {
     base = side_from_history(options, cur_run, cur_path);

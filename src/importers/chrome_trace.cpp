@@ -168,6 +168,7 @@ class ChromeTraceImporter {
   void reserve_for_input() {
     auto spans = static_cast<size_t>(std::min<uint64_t>(estimated_json_bytes() / 128, kMaxSpans));
     run_.spans.reserve(spans);
+    if (!options_.flows) return;
     span_threads_.reserve(spans);
     flow_endpoints_.reserve(spans / 2);
   }
@@ -262,7 +263,7 @@ class ChromeTraceImporter {
   Span& add_span(int64_t start, int64_t end, SpanTrack where, SpanKind kind, StringId name) {
     if (run_.spans.size() >= kMaxSpans) fail_event("too many spans");
     last_ts_ns_ = std::max(last_ts_ns_, end);
-    span_threads_.push_back(where.thread);
+    if (options_.flows) span_threads_.push_back(where.thread);
     return run_.spans.emplace_back(Span{start, end, where.track.first, where.track.second, kind, name});
   }
 
@@ -330,7 +331,9 @@ class ChromeTraceImporter {
   void add_flow_endpoint(const EventFields& fields) {
     int64_t ts = require_ts(fields);
     if (fields.flow_id.empty()) fail_event("is a flow event without \"id\"");
+    // String ids are numbered in order of appearance, kept flows or not.
     Track track{resolve_id(fields.pid), resolve_id(fields.tid)};
+    if (!options_.flows) return;
     bool is_start = fields.ph == "s";
     bool binds_enclosing = is_start || fields.bp == "e";
     FlowEndpoint& endpoint = flow_endpoints_.emplace_back(flow_endpoint_id(fields.cat, fields.flow_id));
@@ -397,10 +400,7 @@ class ChromeTraceImporter {
 
   void finish() {
     close_open_ranges();
-    FlowTracks tracks{std::move(span_threads_), endpoint_threads(), run_.threads.size()};
-    FlowBindingCounts flows = bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
-    if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
-    if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
+    if (options_.flows) add_flows();
     run_.metadata["clock"] = "trace";
     run_.metadata["source"] = source_;
     run_.metadata["source_format"] = "chrome_trace";
@@ -408,6 +408,13 @@ class ChromeTraceImporter {
     summarize_warnings();
     std::string problems = join(warnings_, "; ", true);
     if (options_.strict && !problems.empty()) fail("strict import refused the trace: " + problems);
+  }
+
+  void add_flows() {
+    FlowTracks tracks{std::move(span_threads_), endpoint_threads(), run_.threads.size()};
+    FlowBindingCounts flows = bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
+    if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
+    if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
   }
 
   // Each flow endpoint's thread index, kNoFlowTrack for a track without

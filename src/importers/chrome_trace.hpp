@@ -63,6 +63,10 @@ struct ChromeTraceOptions {
   // of plain events (tests compare the two ways).
   bool plain_event_reader = true;
   ImportThreads threads = ImportThreads::kAuto;
+  // Off: flow events are checked as any event but neither kept nor bound to
+  // their slices (Run::flows stays empty, and the binding's warnings are not
+  // looked for), for callers whose analyses read no flows.
+  bool flows = true;
 };
 
 // Reads `path` (gzip or plain) and imports it.

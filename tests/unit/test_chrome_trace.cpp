@@ -201,8 +201,9 @@ TEST(ChromeTrace, InstantsAreCountedAndUnknownPhasesReported) {
 
 // --- flows ------------------------------------------------------------------
 
-TEST(ChromeTrace, FlowsBindToEnclosingSlices) {
-  stepscope::Run run = import_text(R"json([
+// A launch's flow to its kernels, a flow of another kind with the same id,
+// and an end on no slice.
+constexpr std::string_view kFlowsTrace = R"json([
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 10},
     {"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 110, "cat": "ac2g", "name": "ac2g"},
@@ -212,7 +213,10 @@ TEST(ChromeTrace, FlowsBindToEnclosingSlices) {
     {"ph": "X", "cat": "kernel", "name": "gemm2", "pid": 0, "tid": 7, "ts": 240, "dur": 5},
     {"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 242, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
     {"ph": "f", "id": 9, "pid": 0, "tid": 7, "ts": 500, "cat": "ac2g", "name": "ac2g", "bp": "e"}
-  ])json");
+  ])json";
+
+TEST(ChromeTrace, FlowsBindToEnclosingSlices) {
+  stepscope::Run run = import_text(kFlowsTrace);
   ASSERT_EQ(run.flows.size(), 2u);
   for (const Flow& flow : run.flows) {
     EXPECT_EQ(run.strings.get(run.spans[flow.from].name), "cudaLaunchKernel");
@@ -223,6 +227,25 @@ TEST(ChromeTrace, FlowsBindToEnclosingSlices) {
   // fwdbwd id 7 is a different flow (no start); id 9 is on no slice.
   EXPECT_NE(warnings_of(run).find("1 flow events not on any slice"), std::string::npos);
   EXPECT_NE(warnings_of(run).find("1 flow events without a partner"), std::string::npos);
+}
+
+// For callers that read no flows: the same Run without them, and nothing
+// looked for that only binding finds; flow events are still checked.
+TEST(ChromeTrace, WithoutFlowsTheRunIsTheSameLessItsFlows) {
+  stepscope::Run with = import_text(kFlowsTrace);
+  stepscope::Run without = import_chrome_trace_bytes(kFlowsTrace, "trace.json", {.flows = false});
+  EXPECT_TRUE(without.flows.empty());
+  EXPECT_EQ(warnings_of(without), "");
+  ASSERT_EQ(without.spans.size(), with.spans.size());
+  for (size_t i = 0; i < with.spans.size(); ++i) {
+    EXPECT_EQ(without.spans[i].start_ns, with.spans[i].start_ns);
+    EXPECT_EQ(without.spans[i].end_ns, with.spans[i].end_ns);
+    EXPECT_EQ(without.strings.get(without.spans[i].name), with.strings.get(with.spans[i].name));
+  }
+  EXPECT_EQ(without.threads.size(), with.threads.size());
+  EXPECT_NE(import_error(R"json([{"ph": "s", "pid": 1, "tid": 1, "ts": 5, "cat": "ac2g"}])json", {.flows = false})
+                .find("without \"id\""),
+            std::string::npos);
 }
 
 TEST(ChromeTrace, FlowEndWithoutBindingPointTakesTheNextSlice) {
