@@ -12,10 +12,10 @@
 // the consumer stops early (it threw), destroying the pipeline stops and
 // joins the producer.
 //
-// The producer reads events while it is ahead: when the consumer has at
-// most one batch left, the producer only splits the next batch (at most
-// every third) and leaves its events to the consumer (which reads them with
-// the same plain reader), so the two threads share the reading when the
+// The producer reads events while it is ahead: when the consumer has few
+// batches left, the producer only splits the next batch and leaves its
+// events to the consumer (which reads them with the
+// same plain reader), so the two threads share the reading when the
 // producer is the slower.
 //
 // Memory stays bounded: a few reused scanner buffers (pieces are views into
@@ -68,6 +68,9 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   static constexpr size_t kBatchPieces = 2048;
   static constexpr size_t kBatches = 16;
   static constexpr size_t kBuffers = 8;
+  // The consumer reads a batch's events itself when it has this many
+  // batches or fewer waiting.
+  static constexpr size_t kLowWater = 3;
 
   // Starts the producer on `input`, which must outlive the pipeline and not
   // be touched by anyone else meanwhile. `chunk_size` is the size of all
@@ -126,7 +129,6 @@ class TraceEventPipeline : private ScanBufferExchange, private EventPreReader {
   size_t opened_ = 0;     // by the producer (being filled or published)
   size_t published_ = 0;  // handed to the consumer
   size_t done_ = 0;       // given back by the consumer
-  size_t left_to_consumer_ = 0;  // batches whose events the producer did not read
   std::vector<ScanBuffer> free_buffers_;
   size_t buffers_made_ = 1;  // the scanner's first one
   bool cancelled_ = false;
