@@ -412,7 +412,8 @@ class ChromeTraceImporter {
 
   void add_flows() {
     FlowTracks tracks{std::move(span_threads_), endpoint_threads(), run_.threads.size()};
-    FlowBindingCounts flows = bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
+    FlowBindingCounts flows =
+        bind_flows(run_.spans, std::move(tracks), flow_endpoints_, run_.flows, uses_reading_thread());
     if (flows.unbound > 0) warn(fmt::format("{} flow events not on any slice of their thread ignored", flows.unbound));
     if (flows.unpaired > 0) note(fmt::format("{} flow events without a partner ignored", flows.unpaired));
   }

@@ -14,9 +14,8 @@
 //
 // The producer reads events while it is ahead: when the consumer has few
 // batches left, the producer only splits the next batch and leaves its
-// events to the consumer (which reads them with the
-// same plain reader), so the two threads share the reading when the
-// producer is the slower.
+// events to the consumer (which reads them with the same plain reader), so
+// the two threads share the reading when the producer is the slower.
 //
 // Memory stays bounded: a few reused scanner buffers (pieces are views into
 // them, valid until their batch is done) and a few reused batches of at most
