@@ -49,20 +49,22 @@ void throw_event_error(const std::string& source, size_t index, std::string_view
 void ChromeTraceEventReader::read(std::string_view text, size_t padded_size, uint64_t offset, size_t index) {
   offset_ = offset;
   index_ = index;
-  fields_ = EventFields{};
   args_.clear();
   args_read_ = false;
   args_json_ = {};
-  decoded_strings_.clear();
+  // Half the events of a large trace come this way since the consumer shares
+  // the reading: clearing an empty deque and zeroing the fields that the
+  // plain reader overwrites whole were 2.7 % of the reading's samples (perf).
+  if (!decoded_strings_.empty()) decoded_strings_.clear();
   // An event the scanner's pre-read declined may have been cut by the end
   // of its buffer; whole now, it may be plain after all.
   if (padded_size >= text.size() + PlainEventReader::kReadAhead) {
     size_t bad_args_before = counts_.bad_span_args;
     if (read_plain(text.data(), text.size()) == text.size()) return;
     counts_.bad_span_args = bad_args_before;  // (cannot happen: a plain event ends where the scanner found)
-    fields_ = EventFields{};
     args_.clear();
   }
+  fields_ = EventFields{};
   parse(text);
   od::object object;
   if (auto error = document_.get_object().get(object)) fail_json(error);
