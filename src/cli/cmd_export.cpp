@@ -25,8 +25,10 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& options) {
-  Run run = open_run_or_trace(options.input);
-  if (options.format == ExportFormat::kPerfetto) {  // the whole run, not its stack profile
+  const bool whole_run = options.format == ExportFormat::kPerfetto;  // not its stack profile
+  // Flows become the Perfetto export's arrows; the profiles read none.
+  Run run = open_run_or_trace(options.input, {.flows = whole_run});
+  if (whole_run) {
     bool include_idle = options.idle || run_wants_idle(run);
     write_output(options.output, [&](std::ostream& out) { write_perfetto(run, out, {.include_idle = include_idle}); });
     return 0;
