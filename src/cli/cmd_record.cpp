@@ -17,9 +17,11 @@ namespace stepscope::cli {
 namespace {
 
 void print_summary(const RecordOptions& options, const RecordSummary& s) {
-  double error_rate = s.stats.rounds ? 100.0 * static_cast<double>(s.stats.error_samples) /
-                                           static_cast<double>(s.stats.rounds)
-                                     : 0;
+  // Of the reads that could have given samples: with several processes a
+  // round makes several, and one failed read loses one process's samples.
+  double error_rate = s.stats.process_reads ? 100.0 * static_cast<double>(s.stats.error_samples) /
+                                                  static_cast<double>(s.stats.process_reads)
+                                            : 0;
   fmt::print(stderr,
              "stepscope: recorded {:.1f} s: {} samples in {} rounds ({:.1f} Hz), {} processes "
              "({} Python), {:.2f}% error samples; run written to {}\n",

@@ -264,6 +264,7 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   tracked.looks->begin_round();
   const uint64_t kept_before = tracked.python->stacks_kept_still();
   const bool read = tracked.python->sample(stacks, &*tracked.looks);
+  if (read || !tracked.python->memory_gone()) ++stats_.process_reads;
   stats_.stacks_kept += tracked.python->stacks_kept_still() - kept_before;
   if (!read) {
     // An exiting process tears its memory down before it becomes a zombie,

@@ -29,6 +29,7 @@ namespace stepscope {
 struct SamplerStats {
   uint64_t rounds = 0;         // calls to sample()
   uint64_t samples = 0;        // thread stacks added to the run
+  uint64_t process_reads = 0;  // stack reads of a Python process, one per process and round
   uint64_t error_samples = 0;  // process reads that were torn or refused (not those of an exiting process)
   uint64_t stacks_kept = 0;    // samples whose stack was the last round's, not read again (the thread had not run)
   uint64_t processes_seen = 0;
