@@ -51,8 +51,11 @@ void write_functions(const Run& run, const char* title, uint64_t total, const st
 }
 
 void write_process(const Run& run, const StepsAnalysis& steps, const ProcessSteps& p, std::ostream& out) {
-  out << fmt::format("\nSteps of {}: {} steps, the first {} left out as warm-up\n", who(p), p.steps.size(),
-                     p.warmup_steps);
+  const size_t count = p.steps.size();
+  const std::string warmup = p.warmup_steps == 0   ? "none left out as warm-up"
+                             : p.warmup_steps == 1 ? "the first left out as warm-up"
+                                                   : fmt::format("the first {} left out as warm-up", p.warmup_steps);
+  out << fmt::format("\nSteps of {}: {} step{}, {}\n", who(p), count, count == 1 ? "" : "s", warmup);
   if (steps.origin == StepsOrigin::kProfilerSteps) out << "  from          " << trace_origin_note(p) << '\n';
   out << fmt::format("  throughput     {}, {}\n", per_sec(p.samples_per_sec, "samples"), per_sec(p.tokens_per_sec, "tokens"));
   out << fmt::format("  step time      p50 {:.2f} ms, p90 {:.2f} ms, p99 {:.2f} ms, mean {:.2f} ms\n",

@@ -1,11 +1,13 @@
 // The steps analysis on hand-made runs: phases, other, warm-up, rates,
 // percentiles, memory, ranks, and sample attribution.
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "analyses/steps.hpp"
+#include "renderers/steps_text.hpp"
 
 namespace {
 
@@ -44,6 +46,23 @@ TEST(Steps, WarmupRule) {
   EXPECT_EQ(stepscope::warmup_step_count(2), 1u);
   EXPECT_EQ(stepscope::warmup_step_count(35), 3u);
   EXPECT_EQ(stepscope::warmup_step_count(100000), 10u);
+}
+
+// The section's first line counts steps and warm-up steps in words that
+// read right for one and for none.
+TEST(StepsText, CountsStepsAndWarmupInWords) {
+  auto headline = [](int steps) {
+    StepBuilder b;
+    for (int i = 0; i < steps; ++i) b.step(1, 20 * i, 20, 8);
+    std::ostringstream out;
+    stepscope::write_steps_text(b.run, stepscope::analyze_steps(b.run), out);
+    std::string text = out.str();
+    size_t begin = text.find("Steps of");
+    return text.substr(begin, text.find('\n', begin) - begin);
+  };
+  EXPECT_EQ(headline(1), "Steps of pid 1: 1 step, none left out as warm-up");
+  EXPECT_EQ(headline(2), "Steps of pid 1: 2 steps, the first left out as warm-up");
+  EXPECT_EQ(headline(35), "Steps of pid 1: 35 steps, the first 3 left out as warm-up");
 }
 
 TEST(Steps, NoStepsIsEmpty) {
