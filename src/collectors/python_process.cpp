@@ -230,9 +230,10 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, std::string* why
 }
 
 bool PythonProcess::sample(std::vector<PythonThreadStack>& out, python::ThreadActivity* activity) {
-  // A read torn by the target is read again once, at once: by then the
-  // target has usually moved past what tore it (imports make and free
-  // frames and code objects fast), and the round keeps its samples.
+  // A failed read is read again once, at once, unless the process has no
+  // memory left: a read torn by the target usually succeeds the second time
+  // (imports make and free frames and code objects fast), and the round
+  // keeps its samples.
   bool read = reader_.read(out, last_error_, activity) ||
               (!reader_.memory_gone() && reader_.read(out, last_error_, activity));
   if (!read) {

@@ -75,8 +75,8 @@ expect_status 2 "$STEPSCOPE" import "$WORK/warn.json" -o "$WORK/w2.db" --strict
 expect_stderr_contains "strict import refused the trace"
 expect_status 2 "$STEPSCOPE" report "$WORK/warn.json" --strict
 expect_status 0 "$STEPSCOPE" report "$WORK/warn.json"
-# A flow that ends on no slice: report reads no flows and says nothing of it,
-# but --strict refuses it as import --strict does.
+# A flow that ends on no slice: report, which reads no flows, takes the
+# trace; --strict refuses it as import --strict does.
 printf '[{"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "name": "a"},
  {"ph": "s", "id": 3, "ts": 1, "pid": 1, "tid": 1, "cat": "ac2g"},
  {"ph": "f", "id": 3, "ts": 9, "pid": 1, "tid": 2, "cat": "ac2g", "bp": "e"}]' > "$WORK/flow.json"
