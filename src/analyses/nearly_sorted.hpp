@@ -8,10 +8,11 @@
 // onto the first lane when that keeps it sorted, else onto the lane it came
 // after when that keeps that one sorted, else onto the first lane that stays
 // sorted, else onto a new lane), then the lanes are merged pairwise:
-// O(n log L) for L lanes, and one pass when the range is sorted. When the first lane holds all but a quarter or less, only the
-// others are copied aside and sorted, and merged back in place. Far from
-// sorted (more than kMostLanes lanes, or much searching for lanes), it sorts
-// the whole range instead.
+// O(n log L) for L lanes, and one pass when the range is sorted. When the
+// first lane holds half the elements or more, only the others are copied
+// aside and sorted, and merged back in place. Far from sorted (more than
+// kMostLanes lanes, or much searching for lanes), it sorts the whole range
+// instead.
 //
 // `less` must be a strict weak order under which only equal elements are
 // equivalent (a key that ends in an id, or plain values): the result is then
@@ -26,6 +27,9 @@
 #include <vector>
 
 namespace stepscope {
+
+template <typename T, typename Less>
+void sort_nearly_sorted(std::span<T> items, Less less);
 
 namespace nearly_sorted_detail {
 
@@ -62,13 +66,16 @@ std::vector<uint8_t> deal_onto_lanes(std::span<const T> items, Less less, size_t
   return lane_of;
 }
 
-// When the first lane holds most elements (a few out of place): the others
-// are set aside and sorted, the first lane closes up in place, and a merge
-// from the back fills the range, which keeps the memory used to the few.
+// When the first lane holds at least half the elements: the others are set
+// aside in `aside` and sorted, the first lane closes up in place, and a merge
+// from the back fills the range. It touches memory for the others only,
+// where merging lane by lane needs a buffer as large as the range: on a VM
+// fresh pages cost more than the merge (a trace's host spans on a thread are
+// typically two lanes, the smaller a third or more of them).
 template <typename T, typename Less>
-void merge_few_into_first_lane(std::span<T> items, const std::vector<uint8_t>& lane_of, size_t first_lane,
-                               Less less) {
-  std::vector<T> aside;
+void merge_others_into_first_lane(std::span<T> items, const std::vector<uint8_t>& lane_of, size_t first_lane,
+                                  Less less, std::vector<T>& aside) {
+  aside.clear();
   aside.reserve(items.size() - first_lane);
   size_t kept = 0;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -78,14 +85,15 @@ void merge_few_into_first_lane(std::span<T> items, const std::vector<uint8_t>& l
       aside.push_back(items[i]);
     }
   }
-  std::sort(aside.begin(), aside.end(), less);
+  // One other lane is sorted already; several are a smaller nearly sorted range.
+  sort_nearly_sorted(std::span<T>(aside), less);
   size_t to = items.size();
-  while (!aside.empty()) {
-    if (kept > 0 && less(aside.back(), items[kept - 1])) {
+  size_t left = aside.size();
+  while (left > 0) {
+    if (kept > 0 && less(aside[left - 1], items[kept - 1])) {
       items[--to] = items[--kept];
     } else {
-      items[--to] = aside.back();
-      aside.pop_back();
+      items[--to] = aside[--left];
     }
   }
 }
@@ -105,8 +113,8 @@ void sort_nearly_sorted(std::span<T> items, Less less, std::vector<T>& scratch) 
     return;
   }
   size_t first_lane = static_cast<size_t>(std::count(lane_of.begin(), lane_of.end(), uint8_t{0}));
-  if (items.size() - first_lane <= items.size() / 4) {
-    nearly_sorted_detail::merge_few_into_first_lane(items, lane_of, first_lane, less);
+  if (items.size() - first_lane <= items.size() / 2) {
+    nearly_sorted_detail::merge_others_into_first_lane(items, lane_of, first_lane, less, scratch);
     return;
   }
   // The lanes one after another (a counting sort by lane keeps each in order).

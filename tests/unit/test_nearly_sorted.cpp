@@ -51,6 +51,33 @@ TEST(SortNearlySorted, CopiesOfOneSortedRunWithTiesOutOfPlace) {
   }
 }
 
+// Sorted sequences interleaved at random, the first with `first_share` of
+// the elements: a thread's host spans are two such lanes (one holding a
+// third of them or more), which are set aside and merged back in place.
+std::vector<int> interleaved_lanes(int lanes, double first_share, std::mt19937& random) {
+  std::vector<int> next(lanes);
+  for (int lane = 0; lane < lanes; ++lane) next[lane] = lane * 7;  // the later lanes start later
+  std::bernoulli_distribution first(first_share);
+  std::uniform_int_distribution<int> other(1, lanes - 1);
+  std::vector<int> keys;
+  for (int i = 0; i < 3000; ++i) {
+    int lane = first(random) ? 0 : other(random);
+    keys.push_back(next[lane]);
+    next[lane] += 1 + lane % 3;
+  }
+  return keys;
+}
+
+TEST(SortNearlySorted, InterleavedLanesAroundHalfMatchSort) {
+  std::mt19937 random(7);
+  for (int lanes : {2, 3, 5, 40}) {
+    for (double first_share : {0.3, 0.5, 0.6, 0.9}) {
+      SCOPED_TRACE(testing::Message() << lanes << " lanes, first " << first_share);
+      expect_same_as_sort(numbered(interleaved_lanes(lanes, first_share, random)));
+    }
+  }
+}
+
 TEST(SortNearlySorted, ReversedFallsBackToAFullSort) { expect_same_as_sort(numbered({9, 8, 7, 6, 5, 4, 3, 2, 1})); }
 
 TEST(SortNearlySorted, RandomDisorderOfEveryDegreeMatchesSort) {
