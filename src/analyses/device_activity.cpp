@@ -72,6 +72,12 @@ DeviceLaunches::DeviceLaunches(const Run& run) {
   std::vector<LaunchFinder::Call> calls;
   std::vector<int64_t> correlations;  // of each activity_
   ProfilerStepFinder steps(run.strings);
+  // Room for a launch or an activity per span: regrowing millions would copy
+  // them and touch their pages twice, where capacity never touched costs
+  // nothing.
+  calls.reserve(run.spans.size());
+  activity_.reserve(run.spans.size());
+  correlations.reserve(run.spans.size());
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
     if (span.kind == SpanKind::kRuntimeCall && span.correlation != 0) {

@@ -83,23 +83,6 @@ bool runs_backward(const Run& run, std::span<const SpanId> spans, NameFacts& nam
   });
 }
 
-// The union of intervals added in order of start, built as they come: a
-// thread's busy time without a list of its million operators to sort.
-class SortedUnion {
- public:
-  void add(int64_t start_ns, int64_t end_ns) {
-    if (!merged_.empty() && start_ns <= merged_.back().end_ns) {
-      merged_.back().end_ns = std::max(merged_.back().end_ns, end_ns);
-    } else {
-      merged_.push_back({start_ns, end_ns});
-    }
-  }
-  Intervals take() { return std::move(merged_); }
-
- private:
-  Intervals merged_;
-};
-
 // Walks the host spans of the process's threads in nesting order (the
 // index's), so the operators and Python functions come out sorted, and each
 // thread's busy time is a union of intervals by start.
@@ -111,14 +94,14 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSp
     if (thread.pid != pid) continue;
     bool step_thread = thread.tid == step_tid;
     if (!step_thread && !runs_backward(run, thread.spans, names)) continue;
-    SortedUnion thread_busy;
+    SortedUnion thread_busy(thread.spans.size());
     std::vector<const Span*>* ops = nullptr;
     for (SpanId id : thread.spans) {
       const Span& s = run.spans[id];
       if (s.end_ns < s.start_ns) continue;
       bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
       if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {
-        if (step_thread) thread_busy.add(s.start_ns, s.end_ns);
+        if (step_thread) thread_busy.add({s.start_ns, s.end_ns});
       } else if (s.kind == SpanKind::kCpuOp && !names.annotation(s.name)) {
         if (!ops) {
           ops = &out.ops_by_thread[s.tid];
@@ -127,9 +110,9 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSp
           ops->reserve(thread.spans.size());
         }
         ops->push_back(&s);
-        thread_busy.add(s.start_ns, s.end_ns);
+        thread_busy.add({s.start_ns, s.end_ns});
       } else if (s.kind == SpanKind::kRuntimeCall) {
-        thread_busy.add(s.start_ns, s.end_ns);
+        thread_busy.add({s.start_ns, s.end_ns});
       } else if (s.kind == SpanKind::kPythonFunction && step_thread) {
         out.python.push_back(&s);
       }

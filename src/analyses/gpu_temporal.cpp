@@ -11,13 +11,13 @@ namespace {
 // The union of the activity a filter selects; events come sorted by start.
 template <typename Select>
 std::vector<Interval> union_of(const Run& run, const DeviceActivity& activity, Select select) {
-  std::vector<Interval> sorted;
+  SortedUnion merged(activity.events.size());
   for (const DeviceEvent& event : activity.events) {
     if (!select(event)) continue;
     const Span& span = run.spans[event.span];
-    sorted.push_back({span.start_ns, span.end_ns});
+    merged.add({span.start_ns, span.end_ns});
   }
-  return merge_sorted(sorted);
+  return merged.take();
 }
 
 std::vector<Interval> union_of_class(const Run& run, const DeviceActivity& activity, KernelClass kind) {

@@ -8,15 +8,9 @@
 namespace stepscope {
 
 std::vector<Interval> merge_sorted(const std::vector<Interval>& sorted) {
-  std::vector<Interval> merged;
-  for (const Interval& interval : sorted) {
-    if (!merged.empty() && interval.start_ns <= merged.back().end_ns) {
-      merged.back().end_ns = std::max(merged.back().end_ns, interval.end_ns);
-    } else {
-      merged.push_back(interval);
-    }
-  }
-  return merged;
+  SortedUnion merged(sorted.size());
+  for (const Interval& interval : sorted) merged.add(interval);
+  return merged.take();
 }
 
 namespace {

@@ -3,7 +3,9 @@
 // [start_ns, end_ns), ordered by start, then end.
 #pragma once
 
+#include <algorithm>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +17,27 @@ struct Interval {
   auto operator<=>(const Interval&) const = default;  // by start, then end
 };
 using Intervals = std::vector<Interval>;
+
+// The union of intervals added in order of start, built as they come: no
+// list of millions of intervals to merge afterwards.
+class SortedUnion {
+ public:
+  // `most`, when known, is how many intervals may come: room for them all is
+  // reserved, as capacity never touched costs no memory, where regrowing
+  // copies the union and touches fresh pages twice.
+  explicit SortedUnion(size_t most = 0) { merged_.reserve(most); }
+  void add(const Interval& interval) {
+    if (!merged_.empty() && interval.start_ns <= merged_.back().end_ns) {
+      merged_.back().end_ns = std::max(merged_.back().end_ns, interval.end_ns);
+    } else {
+      merged_.push_back(interval);
+    }
+  }
+  Intervals take() { return std::move(merged_); }
+
+ private:
+  Intervals merged_;
+};
 
 // Merges intervals sorted by start into disjoint ones.
 Intervals merge_sorted(const Intervals& sorted);
