@@ -76,9 +76,9 @@ class NameFacts {
   std::vector<uint8_t> facts_;  // by string id
 };
 
-bool runs_backward(const Run& run, std::span<const SpanId> spans, NameFacts& names) {
-  return std::any_of(spans.begin(), spans.end(), [&](SpanId id) {
-    const Span& s = run.spans[id];
+bool runs_backward(const Run& run, std::span<const HostSpan> spans, NameFacts& names) {
+  return std::any_of(spans.begin(), spans.end(), [&](const HostSpan& host) {
+    const Span& s = run.spans[host.id];
     return s.kind == SpanKind::kCpuOp && names.backward_op(s.name);
   });
 }
@@ -96,8 +96,8 @@ HostSpans host_spans(const Run& run, int64_t pid, int64_t step_tid, const HostSp
     if (!step_thread && !runs_backward(run, thread.spans, names)) continue;
     SortedUnion thread_busy(thread.spans.size());
     std::vector<const Span*>* ops = nullptr;
-    for (SpanId id : thread.spans) {
-      const Span& s = run.spans[id];
+    for (const HostSpan& host : thread.spans) {
+      const Span& s = run.spans[host.id];
       if (s.end_ns < s.start_ns) continue;
       bool range = s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp;
       if (s.kind == SpanKind::kDataWait || (range && names.data_wait_range(s.name))) {

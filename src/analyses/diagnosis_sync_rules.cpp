@@ -69,11 +69,11 @@ struct SyncSite {
 
 // Walks one thread's spans, in nesting order (of two spans with the same
 // times, the trace's first is the parent), with a stack of the open ones.
-void collect_thread_syncs(const Run& run, std::span<const SpanId> spans, SyncCalls& is_sync_call,
+void collect_thread_syncs(const Run& run, std::span<const HostSpan> spans, SyncCalls& is_sync_call,
                           std::vector<SyncSite>& out) {
   std::vector<const Span*> open;
-  for (SpanId id : spans) {
-    const Span* s = &run.spans[id];
+  for (const HostSpan& host : spans) {
+    const Span* s = &run.spans[host.id];
     if (!is_sync_site_span(s->kind)) continue;
     while (!open.empty() && open.back()->end_ns <= s->start_ns) open.pop_back();
     if (is_sync_call(*s)) {

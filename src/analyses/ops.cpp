@@ -75,18 +75,17 @@ class NameClasses {
   uint32_t profiler_step_ = kUnset;
 };
 
-// One host event in the nesting forest of its thread. Its times and kind
-// are copied out of the span: the passes below then read nodes only, in
-// order, instead of missing the cache on a span per node.
+// One host span's place in the nesting forest of its thread, parallel to
+// the index's spans (HostSpansByThread::all()), whose times the passes below
+// read in the same order: nothing is copied out of the spans themselves
+// (64 bytes each, scattered), and the table is a third smaller than with
+// the times in it (first-touch page faults cost more than the passes).
 struct Node {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
   // The device time of its own launches until folding (merge_into_rows moves
   // a merged child's onto its parent), then with its subtree's added
   // (fold_into_rows). One field, not two: a row's self device time is then
   // taken as its self CPU time is, each node's total less its children's.
   int64_t device_ns = 0;
-  SpanId span = 0;
   // Its name's group (NameClasses), then, once merge_into_rows has found its
   // row, that row (unless merged): one field, not two, as merging reads a
   // parent's group only after the parent's row is found, and then reads it
@@ -96,42 +95,44 @@ struct Node {
   // parents (merge_into_rows rewrites it in place, parents first).
   uint32_t parent = kNone;
   // Direct children, after merging: 0, 1, or 2 for more (merging asks only
-  // whether there is exactly one). Bytes keep millions of nodes at 40 bytes.
+  // whether there is exactly one).
   uint8_t children = 0;
   SpanKind kind = SpanKind::kOther;
-  bool merged = false;      // merged into its parent: not a row of its own
-  int64_t duration_ns() const { return end_ns - start_ns; }
+  // A host event that torch lists: the other host spans (kind other, names
+  // torch filters) have a node only to keep the table parallel, and are
+  // skipped by every pass.
+  bool event = false;
+  bool merged = false;  // merged into its parent: not a row of its own
 };
-static_assert(sizeof(Node) <= 40, "ops holds a node per host event: millions");
+static_assert(sizeof(Node) <= 24, "ops holds a node per host span: millions");
 
-// The nodes in torch's order, and where each thread's nodes begin (nesting
-// never crosses threads).
+// The nodes, parallel to the host spans in torch's order, and where each
+// thread's begin (nesting never crosses threads).
 struct HostNodes {
+  std::span<const HostSpan> spans;
   std::vector<Node> nodes;
   std::vector<uint32_t> thread_begin;  // one per thread, then nodes.size()
 };
 
 int64_t duration(const Span& span) { return span.end_ns - span.start_ns; }
+int64_t duration(const HostSpan& span) { return span.end_ns - span.start_ns; }
 
 // Host events in torch's order: by thread, then start, then longest first;
 // ties keep trace order (torch's sorts are stable). The index has that order.
 HostNodes host_nodes(const Run& run, const HostSpansByThread& host_spans, NameClasses& names) {
   HostNodes out;
-  // Most host spans are events: one allocation instead of regrowing millions of nodes.
-  size_t host = 0;
-  for (const HostSpansByThread::Thread& thread : host_spans.threads()) host += thread.spans.size();
-  out.nodes.reserve(host);
+  out.spans = host_spans.all();
+  out.nodes.reserve(out.spans.size());  // one allocation, each node written once
+  for (const HostSpan& host : out.spans) {
+    const Span& span = run.spans[host.id];
+    Node& node = out.nodes.emplace_back();
+    if (!is_host_event(span.kind)) continue;
+    node.group_then_row = names.group(span.name);
+    node.kind = span.kind;
+    node.event = node.group_then_row != kNone;
+  }
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
-    out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
-    for (SpanId i : thread.spans) {
-      const Span& span = run.spans[i];
-      if (!is_host_event(span.kind)) continue;
-      uint32_t group = names.group(span.name);
-      if (group != kNone) {
-        out.nodes.push_back(
-            {.start_ns = span.start_ns, .end_ns = span.end_ns, .span = i, .group_then_row = group, .kind = span.kind});
-      }
-    }
+    out.thread_begin.push_back(static_cast<uint32_t>(thread.spans.data() - out.spans.data()));
   }
   out.thread_begin.push_back(static_cast<uint32_t>(out.nodes.size()));
   return out;
@@ -151,27 +152,30 @@ std::vector<uint32_t> nest(HostNodes& host, size_t span_count) {
   struct Open {
     uint32_t node;
     uint32_t owner;
+    int64_t end_ns;
   };
   std::vector<Open> open;
   for (size_t t = 0; t + 1 < host.thread_begin.size(); ++t) {
     open.clear();
     for (uint32_t i = host.thread_begin[t]; i < host.thread_begin[t + 1]; ++i) {
       Node& node = nodes[i];
+      if (!node.event) continue;
+      const HostSpan& span = host.spans[i];
       uint32_t parent_owner = kNone;
       while (!open.empty()) {
-        Node& top = nodes[open.back().node];
-        if (node.start_ns >= top.end_ns || node.end_ns > top.end_ns) {
+        const Open& top = open.back();
+        if (span.start_ns >= top.end_ns || span.end_ns > top.end_ns) {
           open.pop_back();
         } else {
-          node.parent = open.back().node;
-          parent_owner = open.back().owner;
-          if (top.children < 2) top.children++;
+          node.parent = top.node;
+          parent_owner = top.owner;
+          if (nodes[top.node].children < 2) nodes[top.node].children++;
           break;
         }
       }
       uint32_t owner = node.kind == SpanKind::kCpuOp ? i : parent_owner;
-      open.push_back({i, owner});
-      owner_of_span[node.span] = owner;
+      open.push_back({i, owner, span.end_ns});
+      owner_of_span[span.id] = owner;
     }
   }
   return owner_of_span;
@@ -256,9 +260,11 @@ class RowTable {
 // Whether node i is merged is decided at step i, so the rows of those that
 // are not are found (and added, in the order the rows are listed) in the
 // same pass.
-void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, bool by_shapes) {
+void merge_into_rows(const Run& run, HostNodes& host, RowTable& table, bool by_shapes) {
+  std::vector<Node>& nodes = host.nodes;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     Node& node = nodes[i];
+    if (!node.event) continue;
     uint32_t p = node.parent;  // before merging: only iteration i rewrites it
     if (p != kNone && nodes[p].merged) p = nodes[p].parent;  // the merged parent's survivor
     node.parent = p;
@@ -270,7 +276,7 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
       continue;
     }
     OpRowKind kind = node.kind == SpanKind::kUserRange ? OpRowKind::kUserAnnotation : OpRowKind::kHost;
-    node.group_then_row = table.find(group, kind, by_shapes ? run.spans[node.span].detail : StringTable::kEmpty);
+    node.group_then_row = table.find(group, kind, by_shapes ? run.spans[host.spans[i].id].detail : StringTable::kEmpty);
   }
 }
 
@@ -278,19 +284,21 @@ void merge_into_rows(const Run& run, std::vector<Node>& nodes, RowTable& table, 
 // node's device total is complete when it is reached and goes to its row;
 // a child's times are taken off its parent's row's self times (its own
 // device time is its total less its children's).
-void fold_into_rows(std::vector<Node>& nodes, RowTable& table) {
+void fold_into_rows(HostNodes& host, RowTable& table) {
+  std::vector<Node>& nodes = host.nodes;
   for (uint32_t i = static_cast<uint32_t>(nodes.size()); i-- > 0;) {
     const Node& node = nodes[i];
-    if (node.merged) continue;
+    if (!node.event || node.merged) continue;
+    int64_t cpu_ns = duration(host.spans[i]);
     OpStats& row = table[node.group_then_row];
     row.calls++;
-    row.cpu_total_ns += node.duration_ns();
-    row.self_cpu_ns += node.duration_ns();
+    row.cpu_total_ns += cpu_ns;
+    row.self_cpu_ns += cpu_ns;
     row.device_total_ns += node.device_ns;
     row.self_device_ns += node.device_ns;
     if (node.parent == kNone) continue;
     OpStats& parent_row = table[nodes[node.parent].group_then_row];
-    parent_row.self_cpu_ns -= node.duration_ns();
+    parent_row.self_cpu_ns -= cpu_ns;
     parent_row.self_device_ns -= node.device_ns;
     nodes[node.parent].device_ns += node.device_ns;
   }
@@ -307,11 +315,10 @@ OpsAnalysis analyze_ops(const Run& run, const HostSpansByThread& host_spans, con
                         const OpsOptions& options) {
   NameClasses names(run.strings);
   HostNodes host = host_nodes(run, host_spans, names);
-  std::vector<Node>& nodes = host.nodes;
-  attach_device_time(run, launches, nest(host, run.spans.size()), nodes);
+  attach_device_time(run, launches, nest(host, run.spans.size()), host.nodes);
   RowTable table(run, names, options.group_by_input_shapes);
-  merge_into_rows(run, nodes, table, options.group_by_input_shapes);
-  fold_into_rows(nodes, table);
+  merge_into_rows(run, host, table, options.group_by_input_shapes);
+  fold_into_rows(host, table);
   bool has_device = false;
   // The launches list the device activity in trace order: no pass over every span to find it.
   for (const LaunchedActivity& activity : launches.activity()) {

@@ -98,7 +98,7 @@ class StackWeightTable {
 
 // Walks one thread's spans in start order. A span that overlaps its parent
 // without nesting (rare, from clock rounding) is clipped to the parent.
-void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const ProfileOptions& options,
+void profile_thread_spans(const Run& run, std::span<const HostSpan> spans, const ProfileOptions& options,
                           NameFrames& frames, StackTree& stacks, StackWeightTable& weights) {
   std::vector<OpenSpan> open;
   auto close_top = [&] {
@@ -107,8 +107,8 @@ void profile_thread_spans(const Run& run, std::span<const SpanId> spans, const P
     weights.add(top.stack, self);
     open.pop_back();
   };
-  for (SpanId id : spans) {
-    const Span* span = &run.spans[id];
+  for (const HostSpan& host : spans) {
+    const Span* span = &run.spans[host.id];
     if (span->end_ns < span->start_ns || !options.in_window(span->start_ns)) continue;
     while (!open.empty() && open.back().span->end_ns <= span->start_ns) close_top();
     StackId parent = open.empty() ? StackTree::kRoot : open.back().stack;

@@ -12,28 +12,20 @@ namespace stepscope {
 
 namespace {
 
-// A span's sort key held by value: sorting these is cache-friendly where a
-// comparator reading run.spans[id] misses on every comparison.
-struct Entry {
-  int64_t start_ns;
-  int64_t end_ns;
-  SpanId span;
-};
-
-bool nesting_order(const Entry& a, const Entry& b) {
+bool nesting_order(const HostSpan& a, const HostSpan& b) {
   if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
   if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
-  return a.span < b.span;  // trace order, as a stable sort keeps it
+  return a.id < b.id;  // trace order, as a stable sort keeps it
 }
 
 }  // namespace
 
 HostSpansByThread::HostSpansByThread(const Run& run) {
   // Two passes over the spans (millions of them, 64 bytes each): the census,
-  // then each host span's sort key (24 bytes) written straight to its
-  // thread's place. A copy of the keys in trace order, moved by thread
-  // after one pass, would take a second array of keys as large, fresh pages
-  // the size of every host span's key, at the report's peak.
+  // then each host span's sort key (24 bytes, kept: the passes of the
+  // analyses read them in order) written straight to its thread's place. A
+  // copy of the keys in trace order, moved by thread after one pass, would
+  // take a second array as large, fresh pages at the report's peak.
   for (SpanId i = 0; i < run.spans.size(); ++i) census_.add(i, run.spans[i]);
   const std::vector<CensusTrack>& tracks = census_.tracks();
   // The tracks with host spans, by (pid, tid): the threads.
@@ -48,32 +40,25 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
   for (size_t r = 0; r < by_key.size(); ++r) begin[r + 1] = begin[r] + tracks[by_key[r]].not_on_device();
   std::vector<size_t> next(tracks.size());  // by track number
   for (size_t r = 0; r < by_key.size(); ++r) next[by_key[r]] = begin[r];
-  // Not zeroed first (as a vector's resize would): the pass writes every entry.
-  std::unique_ptr<Entry[]> by_thread(new Entry[begin.back()]);
-  std::span<Entry> entries(by_thread.get(), begin.back());
+  count_ = begin.back();
+  spans_.reset(new HostSpan[count_]);
+  std::span<HostSpan> entries(spans_.get(), count_);
   for (SpanId i = 0; i < run.spans.size(); ++i) {
     const Span& span = run.spans[i];
     // is_host_span, from the census's table of kinds
     if (census_.on_device(span.kind)) continue;
     entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
   }
-  std::vector<Entry> scratch;
   // A thread's spans come in trace order, which is mostly time order. One
   // merge buffer serves all threads (fresh pages cost a fault each).
-  for (size_t r = 0; r < by_key.size(); ++r) {
-    sort_nearly_sorted(entries.subspan(begin[r], begin[r + 1] - begin[r]),
-                       [](const Entry& a, const Entry& b) { return nesting_order(a, b); }, scratch);
-  }
-  scratch = {};
-  // Only now: the sorts' buffers are gone, which keeps the peak lower.
-  order_.resize(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) order_[i] = entries[i].span;
+  std::vector<HostSpan> scratch;
   threads_.reserve(by_key.size());
   for (size_t r = 0; r < by_key.size(); ++r) {
+    std::span<HostSpan> thread = entries.subspan(begin[r], begin[r + 1] - begin[r]);
+    // A lambda, not the function's pointer: the sort's comparisons inline.
+    sort_nearly_sorted(thread, [](const HostSpan& a, const HostSpan& b) { return nesting_order(a, b); }, scratch);
     const CensusTrack& track = tracks[by_key[r]];
-    threads_.push_back({track.pid, track.tid,
-                        std::span<const SpanId>(order_).subspan(begin[r], begin[r + 1] - begin[r]),
-                        track.host_work()});
+    threads_.push_back({track.pid, track.tid, thread, track.host_work()});
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -14,6 +15,15 @@
 #include "run/run.hpp"
 
 namespace stepscope {
+
+// A host span in the index: its id, with the times it is ordered by. The
+// passes over a thread's spans find nesting from these, in order, without a
+// look at the span itself (64 bytes, scattered over the Run).
+struct HostSpan {
+  int64_t start_ns;
+  int64_t end_ns;
+  SpanId id;
+};
 
 // The host spans (is_host_span) of each thread, threads ordered by (pid, tid)
 // and each thread's spans by start, the longer first when they start
@@ -24,22 +34,27 @@ class HostSpansByThread {
   struct Thread {
     int64_t pid = 0;
     int64_t tid = 0;
-    std::span<const SpanId> spans;
+    std::span<const HostSpan> spans;  // a part of all()
     size_t host_work = 0;  // its spans that are neither kOther nor on a device (CensusTrack::host_work)
   };
 
   explicit HostSpansByThread(const Run& run);
-  // The threads' spans point into order_: moving keeps them valid, copying would not.
+  // The threads' spans point into spans_: moving keeps them valid, copying would not.
   HostSpansByThread(const HostSpansByThread&) = delete;
   HostSpansByThread& operator=(const HostSpansByThread&) = delete;
   HostSpansByThread(HostSpansByThread&&) = default;
   HostSpansByThread& operator=(HostSpansByThread&&) = default;
   const std::vector<Thread>& threads() const { return threads_; }
+  // Every thread's spans, thread after thread: an analysis may keep a table
+  // parallel to it.
+  std::span<const HostSpan> all() const { return {spans_.get(), count_}; }
   // Made in the same pass as the counts of each thread's spans.
   const SpanCensus& census() const { return census_; }
 
  private:
-  std::vector<SpanId> order_;  // every thread's spans, thread after thread
+  // Not a vector: never zeroed, as the one pass that fills it writes every entry.
+  std::unique_ptr<HostSpan[]> spans_;
+  size_t count_ = 0;
   std::vector<Thread> threads_;
   SpanCensus census_;
 };

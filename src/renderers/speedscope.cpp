@@ -161,7 +161,7 @@ struct FrameEvent {
 // matches the innermost open frame). A span that outlives its parent keeps
 // its place under it, as in the stack profile, and the parent's close waits
 // for it: no time is dropped and the events still nest.
-std::vector<FrameEvent> nested_events(const Run& run, std::span<const SpanId> spans,
+std::vector<FrameEvent> nested_events(const Run& run, std::span<const HostSpan> spans,
                                       const std::unordered_map<StringId, FrameId>& frame_of_name) {
   struct Open {
     int64_t end_ns;
@@ -175,8 +175,8 @@ std::vector<FrameEvent> nested_events(const Run& run, std::span<const SpanId> sp
     events.push_back({false, top.end_ns, top.frame});
     if (!open.empty()) open.back().end_ns = std::max(open.back().end_ns, top.end_ns);
   };
-  for (SpanId id : spans) {
-    const Span* span = &run.spans[id];
+  for (const HostSpan& host : spans) {
+    const Span* span = &run.spans[host.id];
     if (span->end_ns < span->start_ns) continue;  // as the stack profile: no time, no frame
     while (!open.empty() && open.back().end_ns <= span->start_ns) close_top();
     FrameId frame = frame_of_name.at(span->name);
@@ -211,12 +211,11 @@ void append_evented_profiles(JsonOut& out, const Run& run, const Profile& profil
     frame_of_name.emplace(frames[id].function, static_cast<FrameId>(id));
   }
   HostSpansByThread host_spans(run);
-  std::map<ThreadKey, std::span<const SpanId>> spans_of;
+  std::map<ThreadKey, std::span<const HostSpan>> spans_of;
   int64_t run_start_ns = std::numeric_limits<int64_t>::max();
   for (const HostSpansByThread::Thread& t : host_spans.threads()) {
     spans_of[{t.pid, t.tid}] = t.spans;
-    for (SpanId id : t.spans) {
-      const Span& span = run.spans[id];
+    for (const HostSpan& span : t.spans) {
       if (span.end_ns >= span.start_ns) run_start_ns = std::min(run_start_ns, span.start_ns);
     }
   }

@@ -5,7 +5,11 @@
 namespace stepscope {
 namespace {
 
-std::vector<SpanId> ids(std::span<const SpanId> spans) { return {spans.begin(), spans.end()}; }
+std::vector<SpanId> ids(std::span<const HostSpan> spans) {
+  std::vector<SpanId> out;
+  for (const HostSpan& span : spans) out.push_back(span.id);
+  return out;
+}
 
 TEST(HostSpansByThread, ThreadsByPidTidSpansByStartLongestFirstThenTraceOrder) {
   stepscope::Run run;
@@ -24,6 +28,12 @@ TEST(HostSpansByThread, ThreadsByPidTidSpansByStartLongestFirstThenTraceOrder) {
   EXPECT_EQ(ids(index.threads()[0].spans), std::vector<SpanId>({5}));
   EXPECT_EQ(ids(index.threads()[1].spans), std::vector<SpanId>({3, 1, 4}));
   EXPECT_EQ(ids(index.threads()[2].spans), std::vector<SpanId>({0}));
+  // Each entry carries its span's times; all() is every thread's, in order.
+  for (const HostSpan& span : index.all()) {
+    EXPECT_EQ(span.start_ns, run.spans[span.id].start_ns);
+    EXPECT_EQ(span.end_ns, run.spans[span.id].end_ns);
+  }
+  EXPECT_EQ(ids(index.all()), std::vector<SpanId>({5, 3, 1, 4, 0}));
 }
 
 TEST(HostSpansByThread, EmptyRunHasNoThreads) {
