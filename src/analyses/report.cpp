@@ -26,8 +26,10 @@ std::string rank_label(const GpuRank& rank) {
 // device analyses first, which need only the launches (built in less than
 // half the host spans' time), so the thread that built the launches does
 // them while the host spans are being built instead of waiting; then the
-// longest (ops), then the rest; the diagnosis last, which waits for its
-// inputs and runs its rules on the threads free by then. On two threads the
+// longest (ops), then the steps and the diagnosis, which waits for its
+// inputs and runs its rules on the threads free by then; the profile last,
+// which nothing waits for: it fills the time of the thread that would
+// otherwise wait for the diagnosis' longest rule. On two threads the
 // critical path is then the host spans and ops.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options, size_t threads) {
@@ -50,14 +52,6 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     work.wait_for(launches_built);
     report.ops = analyze_ops(run, *host_spans, *launches, ops_options);
   });
-  // The only analysis that fails on its input (samples without a period):
-  // those before it cannot, so its error stays the one a broken run gives.
-  work.add([&] {
-    work.wait_for(host_spans_built);
-    Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
-    report.profile_source = profile.source;
-    report.functions = function_costs(profile);
-  });
   auto steps_done = work.add([&] {
     // Their passes found the ProfilerStep ranges and counted the spans.
     work.wait_for(host_spans_built);
@@ -72,6 +66,14 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     work.wait_for(gpu_done);
     report.diagnosis =
         diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches, threads});
+  });
+  // The only analysis that fails on its input (samples without a period):
+  // those before it cannot, so its error stays the one a broken run gives.
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
+    report.profile_source = profile.source;
+    report.functions = function_costs(profile);
   });
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
