@@ -7,7 +7,8 @@
 // bench/README.md ("The analyses after the import", "... side by side",
 // "... with fewer passes and sorts", "The analyses' and the flow binding's
 // CPU", "The analyses' passes and the flow binding, again", "The flow binding
-// at slice starts", "Smaller endpoints and nodes, ...").
+// at slice starts", "Smaller endpoints and nodes, ...", "The analyses' fresh
+// pages").
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
