@@ -107,7 +107,7 @@ struct Node {
 static_assert(sizeof(Node) <= 24, "ops holds a node per host span: millions");
 
 // The nodes, parallel to the host spans in torch's order, and where each
-// thread's begin (nesting never crosses threads).
+// thread's nodes begin (nesting never crosses threads).
 struct HostNodes {
   std::span<const HostSpan> spans;
   std::vector<Node> nodes;
