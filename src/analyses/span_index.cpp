@@ -50,7 +50,7 @@ HostSpansByThread::HostSpansByThread(const Run& run) {
     entries[next[census_.track_number(span)]++] = {span.start_ns, span.end_ns, i};
   }
   // A thread's spans come in trace order, which is mostly time order. One
-  // merge buffer serves all threads (fresh pages cost a fault each).
+  // sort buffer serves all threads (fresh pages cost a fault each).
   std::vector<HostSpan> scratch;
   threads_.reserve(by_key.size());
   for (size_t r = 0; r < by_key.size(); ++r) {
