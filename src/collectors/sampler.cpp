@@ -107,13 +107,13 @@ void Sampler::scan_tree(pid_t root, int64_t now_ns) {
   };
   for (auto& [tracked, stat] : live.alive) {
     if (!present(tracked)) {
-      end_process(*tracked, now_ns);
+      end_process(*tracked, now_ns, std::nullopt);
       continue;
     }
     follow_exec(*tracked, stat, now_ns);
   }
   for (Tracked* tracked : live.unchecked) {
-    if (!present(tracked)) end_process(*tracked, now_ns);
+    if (!present(tracked)) end_process(*tracked, now_ns, std::nullopt);
   }
   for (pid_t pid : tree_) {
     auto found = processes_.find(pid);
@@ -143,8 +143,7 @@ Sampler::LiveProcesses Sampler::end_exited(int64_t now_ns) {
       live.alive.emplace_back(tracked.get(), *stat);
       continue;
     }
-    keep_exit_status(*tracked, stat);
-    end_process(*tracked, now_ns);
+    end_process(*tracked, now_ns, stat);
     live.some_ended = true;
   }
   return live;
@@ -205,6 +204,7 @@ void Sampler::track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended
   tracked->exe = read_exe_link(pid);
   tracked->next_exe_check_ns = now_ns + kExeCheckInterval;
   tracked->run_index = run_.processes.size();
+  exit_watch_.watch(pid, stat->start_ticks);
   tracked->looks.emplace(thread_states_, pid);
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
   process.start_ns = now_ns;
@@ -231,15 +231,20 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
   run_.metadata[fmt::format("python_version.{}", tracked.pid)] = tracked.python->version();
 }
 
-// A zombie's stat holds its wait status (once reaped, nothing does); the run
-// keeps it as a shell reports it (128 + signal when killed).
+// A zombie's stat holds its wait status (once reaped, nothing does): the
+// stat just read, or the one the exit watch read the moment the process
+// turned zombie, when its parent reaped it before a scan came. The run keeps
+// it as a shell reports it (128 + signal when killed).
 void Sampler::keep_exit_status(Tracked& tracked, const std::optional<ProcStat>& stat) {
+  std::optional<int> status = exit_watch_.take_exit_status(tracked.pid, tracked.start_ticks);
   if (stat && stat->start_ticks == tracked.start_ticks && stat->state == 'Z' && stat->exit_code >= 0) {
-    run_.processes[tracked.run_index].exit_status = shell_exit_status(stat->exit_code);
+    status = shell_exit_status(stat->exit_code);
   }
+  if (status) run_.processes[tracked.run_index].exit_status = *status;
 }
 
-void Sampler::end_process(Tracked& tracked, int64_t now_ns) {
+void Sampler::end_process(Tracked& tracked, int64_t now_ns, const std::optional<ProcStat>& stat) {
+  keep_exit_status(tracked, stat);
   tracked.alive = false;
   tracked.stat_fd.reset();
   tracked.python.reset();
@@ -324,8 +329,7 @@ void Sampler::finish(int64_t now_ns) {
     if (!tracked->alive) continue;
     // A process that exited since its stat was last read may be a zombie
     // still: its exit status is kept.
-    keep_exit_status(*tracked, read_stat(*tracked));
-    end_process(*tracked, now_ns);
+    end_process(*tracked, now_ns, read_stat(*tracked));
   }
 }
 

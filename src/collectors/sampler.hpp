@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/exit_watch.hpp"
 #include "collectors/fork_gate.hpp"
 #include "collectors/proc_threads.hpp"
 #include "collectors/process_tree_scanner.hpp"
@@ -81,7 +82,8 @@ class Sampler {
   void track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start);
   void attach_python(Tracked& tracked, int64_t now_ns);
   void keep_exit_status(Tracked& tracked, const std::optional<ProcStat>& stat);
-  void end_process(Tracked& tracked, int64_t now_ns);
+  // Ends a tracked process; `stat` is the stat that showed it gone, if read.
+  void end_process(Tracked& tracked, int64_t now_ns, const std::optional<ProcStat>& stat);
   void sample_process(Tracked& tracked, int64_t now_ns);
   StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
                        std::vector<StackId>& path);
@@ -92,6 +94,7 @@ class Sampler {
   std::map<pid_t, std::unique_ptr<Tracked>> processes_;
   ProcessTreeScanner tree_scanner_;
   ForkGate fork_gate_;
+  ExitWatch exit_watch_;
   std::vector<pid_t> tree_;     // as the last walk found it
   std::vector<pid_t> present_;  // the same, sorted
   ThreadStateReader thread_states_;

@@ -33,6 +33,25 @@ os.wait(); os.wait()"
 statuses=$(sqlite3 "$WORK/children.db" 'SELECT exit_status FROM processes WHERE id > 0 AND exit_status >= 0 ORDER BY exit_status' | tr '\n' ' ')
 [ "$statuses" = "7 137 " ] || fail "the children's exit statuses are '$statuses', expected 7 and 137"
 
+# Children their parent reaps soon after they exit, as torchrun's agent does
+# (it polls its ranks every 0.1 s): each is a zombie for 30 ms only, less
+# than the sampler's scans take to notice it, and the exit watch reads each
+# status all the same.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/reaped.db" -- "$python" -c "import os, time
+pids = []
+for status in (4, 5, 6):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.2 * status - 0.5)
+        os._exit(status)
+    pids.append(pid)
+for pid in pids:
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # a zombie now, not reaped
+    time.sleep(0.03)
+    os.waitpid(pid, 0)"
+statuses=$(sqlite3 "$WORK/reaped.db" 'SELECT exit_status FROM processes WHERE id > 0 ORDER BY exit_status' | tr '\n' ' ')
+[ "$statuses" = "4 5 6 " ] || fail "the promptly reaped children's exit statuses are '$statuses', expected 4, 5 and 6"
+
 # A target killed mid-recording leaves a valid run with its samples.
 expect_status 137 "$STEPSCOPE" record -o "$WORK/killed.db" -- "$python" -c "$busy
 import os, signal
