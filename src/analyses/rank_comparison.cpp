@@ -1,40 +1,16 @@
 #include "analyses/rank_comparison.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include <utility>
+
+#include "analyses/stragglers.hpp"
 
 namespace stepscope {
 
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 RankMetric judge(std::string name, std::vector<std::optional<double>> values) {
-  RankMetric metric;
-  metric.name = std::move(name);
-  metric.values = std::move(values);
-  std::vector<double> known;
-  for (const auto& v : metric.values) {
-    if (v) known.push_back(*v);
-  }
-  if (known.size() < 2) return metric;
-  double m = median(known);
-  double threshold = kStragglerTolerance * m;
-  if (known.size() >= 3) {
-    std::vector<double> deviations;
-    for (double v : known) deviations.push_back(std::fabs(v - m));
-    threshold = std::max(threshold, 3 * 1.4826 * median(deviations));
-  }
-  metric.median_ns = m;
-  metric.threshold_ns = m + threshold;
-  for (size_t i = 0; i < metric.values.size(); ++i) {
-    if (metric.values[i] && *metric.values[i] > m + threshold) metric.stragglers.push_back(i);
-  }
-  return metric;
+  Stragglers found = find_stragglers(values);
+  return RankMetric{std::move(name), std::move(values), found.median, found.threshold, std::move(found.indexes)};
 }
 
 }  // namespace

@@ -1,12 +1,6 @@
 // Several ranks of one job side by side, and the stragglers among them: the
 // ranks whose mean step time, or device compute time, stands out above the
-// others.
-//
-// Rule (robust to the stragglers themselves): for each metric, a rank is a
-// straggler when its value exceeds the median over ranks by more than
-// max(kStragglerTolerance x median, 3 x 1.4826 x MAD), the MAD (median
-// absolute deviation) term only with three or more ranks. Only the slow side
-// counts: a fast rank is waited for by no one.
+// others (the rule: stragglers.hpp).
 #pragma once
 
 #include <optional>
@@ -14,10 +8,9 @@
 #include <vector>
 
 #include "analyses/gpu.hpp"
+#include "analyses/stragglers.hpp"
 
 namespace stepscope {
-
-inline constexpr double kStragglerTolerance = 0.05;
 
 struct RankMetric {
   std::string name;                          // "step_time", "compute"

@@ -3,6 +3,7 @@
 #include "analyses/device_activity.hpp"
 #include "analyses/intervals.hpp"
 #include "analyses/profiler_steps.hpp"
+#include "analyses/stragglers.hpp"
 #include "analyses/string_match.hpp"
 #include "analyses/trace_steps.hpp"
 
@@ -270,6 +271,12 @@ std::optional<size_t> pick_slowest(const std::vector<ProcessSteps>& processes) {
   return slowest;
 }
 
+std::vector<size_t> pick_stragglers(const std::vector<ProcessSteps>& processes) {
+  std::vector<std::optional<double>> means;
+  for (const ProcessSteps& p : processes) means.emplace_back(p.step_time.mean_ms);
+  return find_stragglers(means).indexes;
+}
+
 // --------------------------------------------------------- sample attribution
 
 // The phase of `ts` within the steps of one thread (steps sorted by end).
@@ -401,6 +408,7 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
   }
   out.primary = pick_primary(out.processes);
   out.slowest = pick_slowest(out.processes);
+  out.stragglers = pick_stragglers(out.processes);
   out.attribution = attribute_samples(run, out.processes[out.primary], options.top_functions);
   return out;
 }

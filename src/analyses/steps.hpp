@@ -95,6 +95,9 @@ struct StepsAnalysis {
   std::vector<ProcessSteps> processes;  // with steps; ordered by rank, then pid
   size_t primary = 0;                   // the process the run-level figures describe
   std::optional<size_t> slowest;        // when several processes report steps
+  // Those whose mean step time stands out above the others' (the rule of
+  // stragglers.hpp, as for several traces), in order.
+  std::vector<size_t> stragglers;
   StepSampleAttribution attribution;
   bool empty() const { return processes.empty(); }
 };

@@ -113,6 +113,8 @@ void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& 
   });
   o.number_or_null("slowest_pid",
                    steps.slowest ? std::optional<int64_t>(steps.processes[*steps.slowest].pid) : std::nullopt);
+  o.field("straggler_pids");
+  append_json_array(out, steps.stragglers, [&](std::string& s, size_t i) { s += std::to_string(steps.processes[i].pid); });
 }
 
 }  // namespace stepscope

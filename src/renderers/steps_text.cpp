@@ -1,7 +1,10 @@
 #include "renderers/steps_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "analyses/stragglers.hpp"
 #include "renderers/escape.hpp"
 
 namespace stepscope {
@@ -74,13 +77,18 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
 
 void write_ranks(const StepsAnalysis& steps, std::ostream& out) {
   if (steps.processes.size() < 2) return;
-  out << fmt::format("\nSteps per process ({} report steps)\n", steps.processes.size());
+  out << fmt::format("\nSteps per process ({} report steps; {})\n", steps.processes.size(),
+                     steps.stragglers.empty()
+                         ? "no straggler"
+                         : fmt::format("straggler: mean step above the median by more than {:.0f}% or 3 scaled MADs",
+                                       100 * kStragglerTolerance));
   out << fmt::format("  {:>22} {:>6} {:>10} {:>10} {:>9}\n", "process", "steps", "p50 ms", "mean ms", "data wait");
   for (size_t i = 0; i < steps.processes.size(); ++i) {
     const ProcessSteps& p = steps.processes[i];
+    const bool straggler = std::find(steps.stragglers.begin(), steps.stragglers.end(), i) != steps.stragglers.end();
     out << fmt::format("  {:>22} {:>6} {:>10.2f} {:>10.2f} {:>8.0f}%{}\n", who(p), p.steps.size(), p.step_time.p50_ms,
                        p.step_time.mean_ms, 100 * p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)],
-                       steps.slowest == i ? "  <- slowest" : "");
+                       straggler ? "  <- straggler" : "");
   }
 }
 

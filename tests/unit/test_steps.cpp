@@ -132,6 +132,22 @@ TEST(Steps, RanksPrimaryAndSlowest) {
   EXPECT_EQ(steps.processes[steps.primary].rank, 0);
   ASSERT_TRUE(steps.slowest);
   EXPECT_EQ(steps.processes[*steps.slowest].pid, 11);
+  // 30 ms against 20 stands out; the rule is the traces' (stragglers.hpp).
+  ASSERT_EQ(steps.stragglers.size(), 1u);
+  EXPECT_EQ(steps.processes[steps.stragglers[0]].pid, 11);
+}
+
+// A slowest process that is slower by a little is no straggler: ranks of
+// one job differ by a percent or two from run to run.
+TEST(Steps, NearlyEqualRanksHaveNoStraggler) {
+  StepBuilder b;
+  for (int i = 0; i < 5; ++i) b.step(10, i * 100, 100, 4);
+  for (int i = 0; i < 5; ++i) b.step(11, i * 103, 103, 4);
+  auto steps = stepscope::analyze_steps(b.run);
+  ASSERT_EQ(steps.processes.size(), 2u);
+  ASSERT_TRUE(steps.slowest);
+  EXPECT_EQ(steps.processes[*steps.slowest].pid, 11);
+  EXPECT_TRUE(steps.stragglers.empty());
 }
 
 TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
