@@ -186,9 +186,12 @@
       if (steps.step_time_ms && isNumber(steps.step_time_ms.p50)) parts.push("median step " + steps.step_time_ms.p50.toFixed(1) + " ms");
       if (isNumber(steps.data_wait_fraction)) parts.push(fmtPct(steps.data_wait_fraction) + " of step time waiting for data");
     }
-    const functions = report.profile && report.profile.functions;
-    if (Array.isArray(functions) && functions.length && report.profile.total_ns > 0) {
-      parts.push("hottest function: " + functions[0].name + " (" + fmtPct(functions[0].self_ns / report.profile.total_ns) + " self)");
+    // The steady steps' table where a recording has one: start-up does not crowd it.
+    const profile = report.profile && (report.profile.in_steps || report.profile);
+    const functions = profile && profile.functions;
+    if (Array.isArray(functions) && functions.length && profile.total_ns > 0) {
+      const where = profile === report.profile ? "" : " during steps";
+      parts.push("hottest function" + where + ": " + functions[0].name + " (" + fmtPct(functions[0].self_ns / profile.total_ns) + " self)");
     }
     verdict.textContent = parts.length ? parts.join("; ") : "Nothing recorded to summarize.";
   }

@@ -10,6 +10,18 @@ namespace stepscope {
 
 namespace {
 
+std::optional<StepFunctions> step_functions(const Run& run, const StepsAnalysis& steps, ProfileOptions options) {
+  if (steps.empty()) return std::nullopt;
+  const ProcessSteps& p = steps.processes[steps.primary];
+  if (p.steps.size() <= p.warmup_steps) return std::nullopt;
+  StepFunctions out{p.pid, p.steps.size() - p.warmup_steps, p.steps[p.warmup_steps].start_ns, p.steps.back().end_ns, {}};
+  options.from_ns = out.from_ns;
+  options.to_ns = out.to_ns;
+  out.costs = function_costs(build_profile(run, options));
+  if (out.costs.functions.empty()) return std::nullopt;
+  return out;
+}
+
 // "rank 3", or the trace's file when it names no rank.
 std::string rank_label(const GpuRank& rank) {
   return rank.rank ? "rank " + std::to_string(*rank.rank) : std::filesystem::path(rank.source).filename().string();
@@ -74,6 +86,9 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
     report.profile_source = profile.source;
     report.functions = function_costs(profile);
+    if (run.samples.empty()) return;  // a trace's span profile: no second one on the large inputs
+    work.wait_for(steps_done);
+    report.step_functions = step_functions(run, report.steps, options);
   });
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});

@@ -19,6 +19,17 @@
 
 namespace stepscope {
 
+// The hottest functions of a recording's steady steps: the time between
+// the first steady step's start and the last step's end of the main training
+// process (steps.primary), every process's samples in it, so start-up (a
+// torch import takes seconds) and warm-up do not crowd the steps out.
+struct StepFunctions {
+  int64_t pid = 0;
+  size_t steps = 0;
+  int64_t from_ns = 0, to_ns = 0;
+  FunctionCosts costs;
+};
+
 struct Report {
   const Run* run = nullptr;
   std::string source;  // the file the run came from
@@ -26,6 +37,7 @@ struct Report {
   bool includes_idle = false;
   std::vector<ProcessSummary> processes;
   FunctionCosts functions;
+  std::optional<StepFunctions> step_functions;  // a sampled run with steady steps
   StepsAnalysis steps;
   OpsAnalysis ops;
   GpuAnalysis gpu;  // one rank per trace; the first is `run`

@@ -49,9 +49,9 @@ void append_processes(const Report& report, std::string& out) {
   });
 }
 
-void append_functions(const Report& report, std::string& out) {
+void append_functions(const Report& report, const FunctionCosts& costs, std::string& out) {
   const StringTable& strings = report.run->strings;
-  append_json_array(out, report.functions.functions, [&](std::string& s, const FunctionCost& f) {
+  append_json_array(out, costs.functions, [&](std::string& s, const FunctionCost& f) {
     JsonObject o(s);
     o.text("name", strings.get(f.function)).text("file", strings.get(f.file));
     o.text("kind", kind_name(f.kind)).number("self_ns", f.self_ns).number("total_ns", f.total_ns);
@@ -83,7 +83,19 @@ void append_report(const Report& report, std::string& out) {
   profile.boolean("includes_idle", report.includes_idle);
   profile.number("total_ns", report.functions.profile_ns);
   profile.field("functions");
-  append_functions(report, out);
+  append_functions(report, report.functions, out);
+  profile.field("in_steps");
+  if (!report.step_functions) {
+    out += "null";
+    return;
+  }
+  const StepFunctions& in_steps = *report.step_functions;
+  JsonObject steps(out);
+  steps.number("pid", in_steps.pid).number("steps", in_steps.steps);
+  steps.number("from_ns", in_steps.from_ns).number("to_ns", in_steps.to_ns);
+  steps.number("total_ns", in_steps.costs.profile_ns);
+  steps.field("functions");
+  append_functions(report, in_steps.costs, out);
 }
 
 }  // namespace

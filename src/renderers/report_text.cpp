@@ -80,8 +80,7 @@ void write_other_tracks(const Report& report, std::ostream& out) {
   if (!tracks.empty()) out << "  trace tracks without host or device activity, left out: " << tracks << '\n';
 }
 
-void write_function_rows(const Report& report, std::ostream& out, size_t top) {
-  const FunctionCosts& costs = report.functions;
+void write_function_rows(const Report& report, const FunctionCosts& costs, std::ostream& out, size_t top) {
   out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", "self", "total", "self", "total",
                      "function (file)");
   const StringTable& strings = report.run->strings;
@@ -106,7 +105,7 @@ void write_functions(const Report& report, std::ostream& out, size_t top) {
   const FunctionCosts& costs = report.functions;
   if (costs.functions.empty()) return;
   out << fmt::format("\nTop functions by self time ({}, {} in all)\n", profile_basis(report), seconds(costs.profile_ns));
-  write_function_rows(report, out, top);
+  write_function_rows(report, costs, out, top);
 }
 
 // The step's phases as a bar of `width` letters, each phase in proportion.
@@ -140,10 +139,19 @@ void write_glance(const Report& report, const TextStyle& style, std::ostream& ou
                      phase_bar(p, 50));
 }
 
+// Those of the steady steps where a recording has them: what a slow step
+// spends its time on, without the start-up before it.
 void write_hottest(const Report& report, const TextStyle& style, std::ostream& out, size_t top) {
+  if (const auto& in_steps = report.step_functions) {
+    out << '\n' << style.bold("Hottest functions")
+        << fmt::format(" (self time during the {} steady steps of pid {}, {}; the whole run's below)\n",
+                       in_steps->steps, in_steps->pid, profile_basis(report));
+    write_function_rows(report, in_steps->costs, out, top);
+    return;
+  }
   if (report.functions.functions.empty()) return;
   out << '\n' << style.bold("Hottest functions") << fmt::format(" (self time, {})\n", profile_basis(report));
-  write_function_rows(report, out, top);
+  write_function_rows(report, report.functions, out, top);
 }
 
 }  // namespace

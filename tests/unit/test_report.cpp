@@ -119,5 +119,66 @@ TEST(BuildReport, ASampledRunWithoutAPeriodFailsInTheProfileOnAnyThreads) {
   }
 }
 
+// A recording: 100 ms of start-up (an import), then five 10 ms steps, the
+// first of them warm-up, with the step's function sampled every 1 ms.
+stepscope::Run run_with_startup_and_steps() {
+  constexpr int64_t kMs = 1'000'000;
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = std::to_string(kMs);
+  run.add_process(7, "python train.py", 1);
+  StackId importing = run.stacks.intern({run.intern_frame("import_torch", "t.py", 1)});
+  StackId stepping = run.stacks.intern({run.intern_frame("forward_pass", "t.py", 2)});
+  for (int64_t ms = 0; ms < 150; ++ms) {
+    run.samples.push_back({ms * kMs, 7, 7, ms < 100 ? importing : stepping, ThreadState::kRunning});
+  }
+  for (int64_t i = 0; i < 5; ++i) {
+    run.spans.push_back({(100 + 10 * i) * kMs, (110 + 10 * i) * kMs, 7, 7, SpanKind::kStep, run.strings.intern("step")});
+  }
+  return run;
+}
+
+// The first screen's hottest functions are those of the steady steps; the
+// whole run's stay in the details and the JSON's `functions`.
+TEST(BuildReport, HottestFunctionsOfTheSteadySteps) {
+  stepscope::Run run = run_with_startup_and_steps();
+  Report report = build_report(run, "run.db", {});
+  ASSERT_TRUE(report.step_functions);
+  const StepFunctions& in_steps = *report.step_functions;
+  EXPECT_EQ(in_steps.pid, 7);
+  EXPECT_EQ(in_steps.steps, 4u);
+  EXPECT_EQ(in_steps.from_ns, 110'000'000);
+  EXPECT_EQ(in_steps.to_ns, 150'000'000);
+  ASSERT_EQ(in_steps.costs.functions.size(), 1u);
+  EXPECT_EQ(run.strings.get(in_steps.costs.functions[0].function), "forward_pass");
+  EXPECT_EQ(in_steps.costs.profile_ns, 40'000'000);
+  EXPECT_EQ(run.strings.get(report.functions.functions.at(0).function), "import_torch");
+
+  std::ostringstream text;
+  write_report_text(report, text, {});
+  const std::string shown = text.str();
+  auto hottest = shown.find("Hottest functions (self time during the 4 steady steps of pid 7");
+  ASSERT_NE(hottest, std::string::npos) << shown;
+  EXPECT_LT(shown.find("forward_pass", hottest), shown.find("import_torch", hottest));
+
+  std::ostringstream json;
+  write_report_json(report, json);
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json.str());
+  simdjson::dom::element root = parser.parse(padded);
+  EXPECT_EQ(int64_t(root["profile"]["in_steps"]["steps"]), 4);
+  EXPECT_EQ(std::string_view(root["profile"]["in_steps"]["functions"].at(0)["name"]), "forward_pass");
+  EXPECT_EQ(std::string_view(root["profile"]["functions"].at(0)["name"]), "import_torch");
+}
+
+// Without steady steps, the hottest functions are the whole run's.
+TEST(BuildReport, NoStepsNoStepFunctions) {
+  stepscope::Run run = make_run();
+  Report report = build_report(run, "run.db", {});
+  EXPECT_FALSE(report.step_functions);
+  std::ostringstream json;
+  write_report_json(report, json);
+  EXPECT_NE(json.str().find("\"in_steps\":null"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stepscope
