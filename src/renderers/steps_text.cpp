@@ -77,7 +77,7 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
 
 void write_ranks(const StepsAnalysis& steps, std::ostream& out) {
   if (steps.processes.size() < 2) return;
-  out << fmt::format("\nSteps per process ({} report steps; {})\n", steps.processes.size(),
+  out << fmt::format("\nSteps per process ({} processes with steps; {})\n", steps.processes.size(),
                      steps.stragglers.empty()
                          ? "no straggler"
                          : fmt::format("straggler: mean step above the median by more than {:.0f}% or 3 scaled MADs",

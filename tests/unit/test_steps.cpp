@@ -135,6 +135,13 @@ TEST(Steps, RanksPrimaryAndSlowest) {
   // 30 ms against 20 stands out; the rule is the traces' (stragglers.hpp).
   ASSERT_EQ(steps.stragglers.size(), 1u);
   EXPECT_EQ(steps.processes[steps.stragglers[0]].pid, 11);
+  std::ostringstream text;
+  stepscope::write_steps_text(b.run, steps, text);
+  EXPECT_NE(text.str().find("rank 0 (pid 11)      5      30.00      30.00        7%  <- straggler\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("rank 1 (pid 10)      5      20.00      20.00       10%\n"), std::string::npos)
+      << text.str();
 }
 
 // A slowest process that is slower by a little is no straggler: ranks of
@@ -148,6 +155,11 @@ TEST(Steps, NearlyEqualRanksHaveNoStraggler) {
   ASSERT_TRUE(steps.slowest);
   EXPECT_EQ(steps.processes[*steps.slowest].pid, 11);
   EXPECT_TRUE(steps.stragglers.empty());
+  std::ostringstream text;
+  stepscope::write_steps_text(b.run, steps, text);
+  EXPECT_NE(text.str().find("Steps per process (2 processes with steps; no straggler)"), std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("<- "), std::string::npos) << text.str();
 }
 
 TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
