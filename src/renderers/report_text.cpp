@@ -142,16 +142,14 @@ void write_glance(const Report& report, const TextStyle& style, std::ostream& ou
 // Those of the steady steps where a recording has them: what a slow step
 // spends its time on, without the start-up before it.
 void write_hottest(const Report& report, const TextStyle& style, std::ostream& out, size_t top) {
-  if (const auto& in_steps = report.step_functions) {
-    out << '\n' << style.bold("Hottest functions")
-        << fmt::format(" (self time during the {} steady steps of pid {}, {}; the whole run's below)\n",
-                       in_steps->steps, in_steps->pid, profile_basis(report));
-    write_function_rows(report, in_steps->costs, out, top);
-    return;
-  }
-  if (report.functions.functions.empty()) return;
-  out << '\n' << style.bold("Hottest functions") << fmt::format(" (self time, {})\n", profile_basis(report));
-  write_function_rows(report, report.functions, out, top);
+  const auto& in_steps = report.step_functions;
+  const FunctionCosts& costs = in_steps ? in_steps->costs : report.functions;
+  if (costs.functions.empty()) return;
+  std::string what = in_steps ? fmt::format("self time during the {} steady steps of pid {}, {}; the whole run's below",
+                                            in_steps->steps, in_steps->pid, profile_basis(report))
+                              : fmt::format("self time, {}", profile_basis(report));
+  out << '\n' << style.bold("Hottest functions") << " (" << what << ")\n";
+  write_function_rows(report, costs, out, top);
 }
 
 }  // namespace
