@@ -20,6 +20,7 @@
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/intervals.hpp"
 #include "analyses/span_index.hpp"
+#include "run/profiler_step_name.hpp"
 
 namespace stepscope {
 
@@ -57,8 +58,6 @@ bool is_sync_site_span(SpanKind kind) {
          kind == SpanKind::kRuntimeCall;
 }
 
-bool is_step_marker(const std::string& name) { return name.starts_with("ProfilerStep#"); }
-
 // One synchronization: when the host was blocked, and where it was called.
 struct SyncSite {
   int64_t start_ns = 0, end_ns = 0;
@@ -81,10 +80,10 @@ void collect_thread_syncs(const Run& run, std::span<const HostSpan> spans, SyncC
       const Span* innermost = nullptr;
       for (const Span* o : open) {
         const std::string& name = run.strings.get(o->name);
-        if (o->kind == SpanKind::kCpuOp && !is_step_marker(name)) {
+        if (o->kind == SpanKind::kCpuOp && !is_profiler_step_name(name)) {
           if (site.operator_.empty()) site.operator_ = name;
           innermost = o;
-        } else if ((o->kind == SpanKind::kUserRange || o->kind == SpanKind::kPythonFunction) && !is_step_marker(name)) {
+        } else if ((o->kind == SpanKind::kUserRange || o->kind == SpanKind::kPythonFunction) && !is_profiler_step_name(name)) {
           site.range = name;
         }
       }
@@ -123,7 +122,7 @@ Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
     return out;
   }
   for (const Span& s : run.spans) {
-    if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_step_marker(run.strings.get(s.name))) {
+    if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_profiler_step_name(run.strings.get(s.name))) {
       out.push_back({s.start_ns, s.end_ns});
     }
   }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analyses/device_activity.hpp"
+#include "analyses/profiler_steps.hpp"
 #include "analyses/span_index.hpp"
 
 namespace stepscope {
@@ -238,7 +239,7 @@ class RowTable {
 
   uint32_t add(uint32_t group, OpRowKind kind, StringId shapes) {
     OpStats& stats = rows_.emplace_back();
-    stats.name = names_.is_profiler_step(group) ? "ProfilerStep*" : run_.strings.get(group);
+    stats.name = names_.is_profiler_step(group) ? std::string(kProfilerStepGroup) : run_.strings.get(group);
     stats.kind = kind;
     stats.input_shapes = shapes;
     group_of_row_.push_back(group);

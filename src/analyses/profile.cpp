@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analyses/span_index.hpp"
+#include "run/profiler_step_name.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -49,18 +50,20 @@ struct OpenSpan {
   int64_t child_ns;
 };
 
-// A span's frame is its name's: interned once per name, not per span.
+// A span's frame is its name's, interned once per name, not per span.
 class NameFrames {
  public:
-  NameFrames(const StringTable& strings, FrameTable& frames) : frames_(frames), frame_of_(strings.size(), kUnset) {}
+  NameFrames(const StringTable& strings, FrameTable& frames)
+      : frame_name_(strings), frames_(frames), frame_of_(strings.size(), kUnset) {}
   FrameId frame(StringId name) {
     FrameId& frame = frame_of_[name];
-    if (frame == kUnset) frame = frames_.intern({name, StringTable::kEmpty, 0, FrameKind::kMarker});
+    if (frame == kUnset) frame = frames_.intern({frame_name_(name), StringTable::kEmpty, 0, FrameKind::kMarker});
     return frame;
   }
 
  private:
   static constexpr FrameId kUnset = UINT32_MAX;
+  SpanFrameName frame_name_;
   FrameTable& frames_;
   std::vector<FrameId> frame_of_;  // by string id
 };
@@ -122,6 +125,13 @@ void profile_thread_spans(const Run& run, std::span<const HostSpan> spans, const
 }  // namespace
 
 bool is_host_span(SpanKind kind) { return !runs_on_device(kind); }
+
+SpanFrameName::SpanFrameName(const StringTable& strings)
+    : strings_(strings), step_group_(strings.find(kProfilerStepGroup)) {}
+
+StringId SpanFrameName::operator()(StringId span_name) const {
+  return step_group_ && is_profiler_step_name(strings_.get(span_name)) ? *step_group_ : span_name;
+}
 
 int64_t ThreadProfile::total_ns() const {
   int64_t total = 0;

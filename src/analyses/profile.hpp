@@ -3,12 +3,13 @@
 // It is what flame graphs and collapsed stacks draw. Sampled runs give it
 // directly (each sample weighs one sampling period). Runs without samples but
 // with host spans (an imported trace) give it from span nesting: each span is
-// a frame named after the span, weighted by its self time, as speedscope and
-// Perfetto do when they draw a trace as a flame graph.
+// a frame named after the span (SpanFrameName), weighted by its self time, as
+// speedscope and Perfetto do when they draw a trace as a flame graph.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "run/run.hpp"
@@ -83,5 +84,18 @@ Profile build_profile(const Run& run, const ProfileOptions& options, const HostS
 // memsets, device-side user ranges) has its own analyses and is left out of
 // the stack profile.
 bool is_host_span(SpanKind kind);
+
+// The name of a span's frame: the span's, except that every ProfilerStep#N is
+// kProfilerStepGroup once the importer interned it (runs imported before keep
+// one frame per step).
+class SpanFrameName {
+ public:
+  explicit SpanFrameName(const StringTable& strings);
+  StringId operator()(StringId span_name) const;
+
+ private:
+  const StringTable& strings_;
+  std::optional<StringId> step_group_;
+};
 
 }  // namespace stepscope

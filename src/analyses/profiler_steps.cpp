@@ -4,13 +4,6 @@
 
 namespace stepscope {
 
-bool is_profiler_step_name(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.size() <= kPrefix.size() || !name.starts_with(kPrefix)) return false;
-  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), name.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
-
 ProfilerStepFinder::ProfilerStepFinder(const StringTable& strings) : step_name_(strings.size()) {
   for (StringId id = 0; id < step_name_.size(); ++id) step_name_[id] = is_profiler_step_name(strings.get(id));
 }

@@ -5,12 +5,10 @@
 #include <string_view>
 #include <vector>
 
+#include "run/profiler_step_name.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
-
-// "ProfilerStep#" and the step number, as torch.profiler writes it.
-bool is_profiler_step_name(std::string_view name);
 
 // The host spans (cpu ops or user ranges) that are ProfilerStep ranges, of
 // every process, ordered by start time; spans that end before they start are

@@ -24,6 +24,7 @@
 #include "importers/memory_events.hpp"
 #include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
+#include "run/profiler_step_name.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -401,6 +402,7 @@ class ChromeTraceImporter {
   void finish() {
     close_open_ranges();
     if (options_.flows) add_flows();
+    add_profiler_step_group(run_.strings);
     run_.metadata["clock"] = "trace";
     run_.metadata["source"] = source_;
     run_.metadata["source_format"] = "chrome_trace";

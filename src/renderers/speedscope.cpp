@@ -167,6 +167,7 @@ std::vector<FrameEvent> nested_events(const Run& run, std::span<const HostSpan> 
     int64_t end_ns;
     FrameId frame;
   };
+  SpanFrameName frame_name(run.strings);
   std::vector<FrameEvent> events;
   std::vector<Open> open;
   auto close_top = [&] {
@@ -179,7 +180,7 @@ std::vector<FrameEvent> nested_events(const Run& run, std::span<const HostSpan> 
     const Span* span = &run.spans[host.id];
     if (span->end_ns < span->start_ns) continue;  // as the stack profile: no time, no frame
     while (!open.empty() && open.back().end_ns <= span->start_ns) close_top();
-    FrameId frame = frame_of_name.at(span->name);
+    FrameId frame = frame_of_name.at(frame_name(span->name));
     events.push_back({true, span->start_ns, frame});
     open.push_back({span->end_ns, frame});
   }
@@ -204,7 +205,7 @@ void append_evented_profile(JsonOut& out, const Run& run, const ThreadProfile& t
 }
 
 void append_evented_profiles(JsonOut& out, const Run& run, const Profile& profile) {
-  // The span profile names each frame after its span.
+  // The span profile names each frame after its span (SpanFrameName).
   std::unordered_map<StringId, FrameId> frame_of_name;
   const auto& frames = profile.frames().all();
   for (size_t id = 0; id < frames.size(); ++id) {

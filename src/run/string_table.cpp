@@ -11,6 +11,11 @@ StringId StringTable::intern(std::string_view text) {
   return append_unique(std::string(text));
 }
 
+std::optional<StringId> StringTable::find(std::string_view text) const {
+  if (auto found = index_.find(text); found != index_.end()) return found->second;
+  return std::nullopt;
+}
+
 StringId StringTable::append_unique(std::string text) {
   if (strings_.size() >= UINT32_MAX) throw std::length_error("string table is full");
   auto id = static_cast<StringId>(strings_.size());

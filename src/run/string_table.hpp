@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +32,7 @@ class StringTable {
   StringId append_unique(std::string text);
 
   const std::string& get(StringId id) const { return strings_.at(id); }
+  std::optional<StringId> find(std::string_view text) const;
   size_t size() const { return strings_.size(); }
 
  private:

@@ -110,6 +110,26 @@ keys = [s["key"] for s in c["sections"]]
 assert keys == ["functions", "ops", "kernels"], keys
 PYEOF
 
+# Two traces of one loop whose steps are numbered differently (another start, another
+# schedule) compare step against step: one ProfilerStep* row, not removed and added steps.
+"$PY" - "$kineto/trace_compare/test/test.json.gz" renumbered.json <<'PYEOF'
+import gzip, sys
+text = gzip.open(sys.argv[1], "rt").read()
+assert "ProfilerStep#1009" in text and "ProfilerStep#1010" in text
+open(sys.argv[2], "w").write(text.replace("ProfilerStep#1009", "ProfilerStep#2009").replace("ProfilerStep#1010", "ProfilerStep#2010"))
+PYEOF
+expect_status 0 "$STEPSCOPE" compare --skip 0 "$kineto/trace_compare/base/base.json.gz" renumbered.json --json -o renumbered.out.json
+"$PY" - renumbered.out.json <<'PYEOF' || fail "renumbered ProfilerSteps compared as different functions"
+import json, sys
+c = json.load(open(sys.argv[1]))
+for section in c["sections"]:
+    names = [r["name"] for r in section["rows"]]
+    assert not any(n.startswith("ProfilerStep#") for n in names), (section["key"], names)
+functions = next(s for s in c["sections"] if s["key"] == "functions")
+step = next(r for r in functions["rows"] if r["name"] == "ProfilerStep*")
+assert step["base"] > 0 and step["cur"] > 0, step
+PYEOF
+
 # History: two runs of one command, the second 30% slower; compare with the last earlier one.
 PACED_SLOWDOWN=1 expect_status 0 "$STEPSCOPE" record -o h1.db --history -- "$python" "$paced" --steps 20
 [ -f .stepscope/history.db ] || fail "record --history did not create .stepscope/history.db"

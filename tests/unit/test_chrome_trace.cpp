@@ -53,6 +53,19 @@ TEST(ChromeTrace, ArrayFormCompleteEvents) {
   EXPECT_EQ(warnings_of(run), "");
 }
 
+// The analyses read a Run and cannot intern; the importer names the group
+// every ProfilerStep#N belongs to, and only when there are steps.
+TEST(ChromeTrace, ProfilerStepsGetTheirGroupNameInterned) {
+  stepscope::Run steps = import_text(R"json([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0, "dur": 5}
+  ])json");
+  EXPECT_TRUE(steps.strings.find("ProfilerStep*").has_value());
+  stepscope::Run no_steps = import_text(R"json([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#x", "pid": 1, "tid": 1, "ts": 0, "dur": 5}
+  ])json");
+  EXPECT_FALSE(no_steps.strings.find("ProfilerStep*").has_value());
+}
+
 TEST(ChromeTrace, ObjectFormKeepsHeaderAsMetadata) {
   stepscope::Run run = import_text(R"json({
     "schemaVersion": 1,

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "analyses/profile.hpp"
+#include "run/profiler_step_name.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -110,6 +111,29 @@ TEST(Profile, PartlyOverlappingSpanIsClippedToItsParent) {
   const ThreadProfile& t = profile.threads[0];
   EXPECT_EQ(find_stack(profile, t, {"a"}, run)->weight_ns, 5);
   EXPECT_EQ(find_stack(profile, t, {"a", "b"}, run)->weight_ns, 10);
+}
+
+// Two traces of the same loop number their steps differently; a profile
+// that kept ProfilerStep#3 and ProfilerStep#13 apart would show every step as
+// a function of its own, and compare them as removed and added.
+TEST(Profile, ProfilerStepsShareOneFrameOnceTheImporterNamedTheirGroup) {
+  stepscope::Run run;
+  run.spans.push_back({0, 10, 1, 1, SpanKind::kUserRange, run.strings.intern("ProfilerStep#3")});
+  run.spans.push_back({10, 30, 1, 1, SpanKind::kUserRange, run.strings.intern("ProfilerStep#4")});
+  run.spans.push_back({12, 16, 1, 1, SpanKind::kCpuOp, run.strings.intern("aten::mm")});
+  {
+    Profile apart = build_profile(run);
+    const ThreadProfile& t = apart.threads[0];
+    EXPECT_EQ(find_stack(apart, t, {"ProfilerStep#3"}, run)->weight_ns, 10);
+    EXPECT_EQ(find_stack(apart, t, {"ProfilerStep#4"}, run)->weight_ns, 16);
+  }
+  add_profiler_step_group(run.strings);
+  Profile merged = build_profile(run);
+  const ThreadProfile& t = merged.threads[0];
+  EXPECT_EQ(t.stacks.size(), 2u);
+  EXPECT_EQ(find_stack(merged, t, {"ProfilerStep*"}, run)->weight_ns, 26);
+  EXPECT_EQ(find_stack(merged, t, {"ProfilerStep*", "aten::mm"}, run)->weight_ns, 4);
+  EXPECT_EQ(find_stack(merged, t, {"ProfilerStep#3"}, run), nullptr);
 }
 
 TEST(Profile, EmptyRunGivesEmptyProfile) {

@@ -16,6 +16,14 @@ TEST(StringTable, InternsEachDistinctStringOnce) {
   EXPECT_EQ(table.size(), 3u);
 }
 
+TEST(StringTable, FindLooksUpWithoutInterning) {
+  StringTable table;
+  StringId a = table.intern("forward");
+  EXPECT_EQ(table.find("forward"), a);
+  EXPECT_EQ(table.find("backward"), std::nullopt);
+  EXPECT_EQ(table.size(), 2u);
+}
+
 TEST(StringTable, KeepsArbitraryBytesIncludingNul) {
   StringTable table;
   std::string bytes("a\0b\xff\xfe;<x>", 9);

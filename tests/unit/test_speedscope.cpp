@@ -13,6 +13,7 @@
 #include "analyses/profile.hpp"
 #include "renderers/escape.hpp"
 #include "renderers/frame_label.hpp"
+#include "run/profiler_step_name.hpp"
 #include "run_fixtures.hpp"
 
 namespace stepscope {
@@ -231,6 +232,19 @@ TEST(Speedscope, SpanRunGivesNestedEventsMatchingTheProfile) {
     EXPECT_EQ(replay(file, thread_profile), expected) << "thread " << thread.tid;
     ++i;
   }
+}
+
+// The evented profile names its frames as the span profile does: both steps
+// open the one ProfilerStep* frame.
+TEST(Speedscope, ProfilerStepsOpenTheirGroupFrame) {
+  stepscope::Run run;
+  run.spans.push_back({0, 10, 1, 1, SpanKind::kUserRange, run.strings.intern("ProfilerStep#3")});
+  run.spans.push_back({10, 30, 1, 1, SpanKind::kUserRange, run.strings.intern("ProfilerStep#4")});
+  add_profiler_step_group(run.strings);
+  SpeedscopeFile file(render(run));
+  EXPECT_EQ(file.frame_names(), std::vector<std::string>{"ProfilerStep*"});
+  ASSERT_EQ(file.profiles().size(), 1u);
+  EXPECT_EQ(replay(file, file.profiles().at(0)), (std::map<Path, int64_t>{{{"ProfilerStep*"}, 30}}));
 }
 
 TEST(Speedscope, EmptyRunIsStillAValidFile) {
