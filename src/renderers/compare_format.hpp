@@ -20,6 +20,10 @@ std::string format_p_value(const MetricComparison& m);
 // A named-cost value in its table's unit: "12.3%" or "4.56 ms".
 std::string format_diff_value(const DiffTable& table, double value);
 
+// Names in the sections' tables are cut to this many characters, kernels'
+// parameter lists first (printable_symbol); the JSON keeps them whole.
+inline constexpr size_t kShownNameChars = 100;
+
 // A one-line summary of the outcome: which gating metrics regressed, or none.
 std::string compare_outcome(const CompareResult& result);
 

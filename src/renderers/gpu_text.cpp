@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
+#include "renderers/symbol_name.hpp"
 
 namespace stepscope {
 
@@ -57,7 +58,7 @@ void write_kernels(const GpuRank& rank, std::ostream& out, size_t top) {
   for (size_t i = 0; i < rank.kernels.by_name.size() && i < top; ++i) {
     const KernelNameStats& k = rank.kernels.by_name[i];
     out << fmt::format("  {:>8} {:>12} {:>10}  {}\n", k.time.count, ms(static_cast<double>(k.time.total_ns)),
-                       us(k.time.mean_ns()), printable_shortened(k.name, 100));
+                       us(k.time.mean_ns()), printable_symbol(k.name, 100));
   }
 }
 

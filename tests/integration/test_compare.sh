@@ -110,6 +110,18 @@ keys = [s["key"] for s in c["sections"]]
 assert keys == ["functions", "ops", "kernels"], keys
 PYEOF
 
+# Kineto names kernels by whole C++ signatures (over 1,500 characters here): the text
+# table cuts them, keeping the template arguments that tell two instances apart.
+expect_status 1 "$STEPSCOPE" compare "$kineto/trace_diff/control/control.json.gz" "$kineto/trace_diff/test/test.json.gz"
+"$PY" - "$WORK/stdout" <<'PYEOF' || fail "long kernel names in the compare table"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert max(len(l) for l in lines) <= 140, max(lines, key=len)
+kernels = lines[lines.index("Kernels (device time per step)"):]
+assert any(l.endswith("cta_per_row_1<float, float, float, 5ul>(...)") for l in kernels), kernels
+assert any(l.endswith("cta_per_row_1<float, float, float, 2ul>(...)") for l in kernels), kernels
+PYEOF
+
 # Two traces of one loop whose steps are numbered differently (another start, another
 # schedule) compare step against step: one ProfilerStep* row, not removed and added steps.
 "$PY" - "$kineto/trace_compare/test/test.json.gz" renumbered.json <<'PYEOF'

@@ -1,0 +1,51 @@
+// Names in tables: a kernel's parameter list goes before its template
+// arguments do, so two instances stay two names.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "renderers/symbol_name.hpp"
+
+namespace stepscope {
+namespace {
+
+const std::string kParams = "(at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, int>, float, long)";
+
+TEST(SymbolName, ShortNamesPassThroughWhole) {
+  EXPECT_EQ(printable_symbol("aten::mm", 50), "aten::mm");
+  EXPECT_EQ(printable_symbol("void k<float>(float*, int)", 50), "void k<float>(float*, int)");
+}
+
+TEST(SymbolName, LongSignatureLosesItsParametersBeforeItsTemplateArguments) {
+  std::string five = "void split_embedding_backward_kernel<float, float, float, 5ul>" + kParams;
+  std::string two = "void split_embedding_backward_kernel<float, float, float, 2ul>" + kParams;
+  EXPECT_EQ(printable_symbol(five, 100), "void split_embedding_backward_kernel<float, float, float, 5ul>(...)");
+  EXPECT_NE(printable_symbol(five, 60), printable_symbol(two, 60));
+}
+
+// Kineto's split_embedding_backward_..._cta_per_row_1<float, float, float, 5ul>
+// and <..., 2ul> differ only near the end of what is left.
+TEST(SymbolName, StillTooLongLosesItsMiddle) {
+  std::string name = std::string(80, 'k') + "<int>" + kParams;
+  EXPECT_EQ(printable_symbol(name, 50), std::string(24, 'k') + "..." + std::string(13, 'k') + "<int>(...)");
+  std::string plain(80, 'p');
+  EXPECT_EQ(printable_symbol(plain, 50), std::string(47, 'p') + "...");
+}
+
+// "Memcpy HtoD (Pageable -> Device)" ends in a parenthesis that is no
+// parameter list; nested parentheses inside one are matched.
+TEST(SymbolName, OnlyAParameterListRightAfterTheNameIsElided) {
+  std::string annotated = std::string(60, 'x') + " (Pageable -> Device)";
+  EXPECT_EQ(printable_symbol(annotated, 40), annotated.substr(0, 37) + "...");
+  std::string nested = std::string(40, 'f') + "(void (*)(int), int)";
+  EXPECT_EQ(printable_symbol(nested, 50), std::string(40, 'f') + "(...)");
+  EXPECT_EQ(printable_symbol("unbalanced) tail)" + std::string(60, 'z') + ")", 20), "unbalanced) tail)...");
+}
+
+TEST(SymbolName, ControlBytesStayEscaped) {
+  std::string name = "k\x1b[31m<int>" + kParams;
+  EXPECT_EQ(printable_symbol(name, 40), "k\\x1B[31m<int>(...)");
+}
+
+}  // namespace
+}  // namespace stepscope
