@@ -20,7 +20,21 @@ std::string percent(uint64_t part, uint64_t whole) {
                : "-";
 }
 
-std::string seconds(int64_t ns) { return fmt::format("{:.2f} s", static_cast<double>(ns) / 1e9); }
+// The times of one function table, in one unit picked from its whole: a
+// trace of a few steps lasts milliseconds, where "0.00 s" would hide every row.
+struct TimeUnit {
+  double ns_per_unit;
+  const char* name;
+};
+
+TimeUnit unit_for(int64_t whole_ns) {
+  constexpr int64_t kSecond = 1'000'000'000;
+  return whole_ns >= kSecond ? TimeUnit{1e9, "s"} : TimeUnit{1e6, "ms"};
+}
+
+std::string in_unit(int64_t ns, TimeUnit unit) {
+  return fmt::format("{:.2f} {}", static_cast<double>(ns) / unit.ns_per_unit, unit.name);
+}
 
 void write_header(const Report& report, std::ostream& out) {
   const Run& run = *report.run;
@@ -84,14 +98,15 @@ void write_function_rows(const Report& report, const FunctionCosts& costs, std::
   out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", "self", "total", "self", "total",
                      "function (file)");
   const StringTable& strings = report.run->strings;
+  TimeUnit unit = unit_for(costs.profile_ns);
   for (size_t i = 0; i < costs.functions.size() && i < top; ++i) {
     const FunctionCost& f = costs.functions[i];
     std::string name = printable_shortened(strings.get(f.function), 60);
     if (f.file != StringTable::kEmpty) name += " (" + printable_shortened(strings.get(f.file), 80) + ")";
     auto whole = static_cast<uint64_t>(costs.profile_ns);
     out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", percent(static_cast<uint64_t>(f.self_ns), whole),
-                       percent(static_cast<uint64_t>(f.total_ns), whole), seconds(f.self_ns),
-                       seconds(f.total_ns), name);
+                       percent(static_cast<uint64_t>(f.total_ns), whole), in_unit(f.self_ns, unit),
+                       in_unit(f.total_ns, unit), name);
   }
 }
 
@@ -104,7 +119,8 @@ const char* profile_basis(const Report& report) {
 void write_functions(const Report& report, std::ostream& out, size_t top) {
   const FunctionCosts& costs = report.functions;
   if (costs.functions.empty()) return;
-  out << fmt::format("\nTop functions by self time ({}, {} in all)\n", profile_basis(report), seconds(costs.profile_ns));
+  out << fmt::format("\nTop functions by self time ({}, {} in all)\n", profile_basis(report),
+                     in_unit(costs.profile_ns, unit_for(costs.profile_ns)));
   write_function_rows(report, costs, out, top);
 }
 

@@ -1,5 +1,6 @@
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -101,6 +102,26 @@ TEST(ReportText, NamesATraceTrackWithAStringPidByItsString) {
   const std::string text = out.str();
   EXPECT_NE(text.find("left out: \"Spans\""), std::string::npos) << text;
   EXPECT_EQ(text.find(std::to_string(kSyntheticIdBase)), std::string::npos) << text;
+}
+
+// A function table takes its unit from its whole: a trace of a few steps
+// lasts milliseconds, and in seconds every row would read "0.00 s".
+TEST(ReportText, FunctionTimesInMillisecondsBelowASecondInAll) {
+  auto functions_of = [](int64_t op_us) {
+    stepscope::Run run = import_chrome_trace_bytes(
+        fmt::format(R"json([{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 0, "dur": {}}}])json",
+                    op_us),
+        "trace.json");
+    std::ostringstream out;
+    write_report_text(build_report(run, "trace.json", {}), out);
+    std::string text = out.str();
+    return text.substr(text.find("Top functions by self time"));
+  };
+  std::string short_trace = functions_of(12'345);
+  EXPECT_NE(short_trace.find("span self time, 12.35 ms in all)"), std::string::npos) << short_trace;
+  EXPECT_NE(short_trace.find("12.35 ms   12.35 ms  aten::mm"), std::string::npos) << short_trace;
+  std::string long_trace = functions_of(2'500'000);
+  EXPECT_NE(long_trace.find("2.50 s     2.50 s  aten::mm"), std::string::npos) << long_trace;
 }
 
 // The profile is the only analysis that fails on its input; it starts after
