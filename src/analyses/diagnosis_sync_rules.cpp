@@ -80,10 +80,11 @@ void collect_thread_syncs(const Run& run, std::span<const HostSpan> spans, SyncC
       const Span* innermost = nullptr;
       for (const Span* o : open) {
         const std::string& name = run.strings.get(o->name);
-        if (o->kind == SpanKind::kCpuOp && !is_profiler_step_name(name)) {
+        if (is_profiler_step_name(name)) continue;
+        if (o->kind == SpanKind::kCpuOp) {
           if (site.operator_.empty()) site.operator_ = name;
           innermost = o;
-        } else if ((o->kind == SpanKind::kUserRange || o->kind == SpanKind::kPythonFunction) && !is_profiler_step_name(name)) {
+        } else if (o->kind == SpanKind::kUserRange || o->kind == SpanKind::kPythonFunction) {
           site.range = name;
         }
       }
