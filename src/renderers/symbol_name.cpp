@@ -24,7 +24,8 @@ std::string_view::size_type parameter_list_start(std::string_view name) {
 bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 // The head and the tail of `shown` around "...", at most `max_chars` bytes in
-// all: a signature's tail holds its template arguments.
+// all: the tail holds a signature's template arguments, and the file of a
+// Python function ("forward (/.../models/llama/modeling_llama.py)").
 std::string cut_middle(const std::string& shown, size_t max_chars) {
   constexpr std::string_view kCut = "...";
   if (shown.size() <= max_chars) return shown;
@@ -41,10 +42,9 @@ std::string cut_middle(const std::string& shown, size_t max_chars) {
 
 std::string printable_symbol(std::string_view name, size_t max_chars) {
   constexpr std::string_view kElided = "(...)";
-  if (name.size() <= max_chars) return printable_shortened(name, max_chars);
-  auto open = parameter_list_start(name);
+  auto open = name.size() > max_chars ? parameter_list_start(name) : std::string_view::npos;
   if (open == std::string_view::npos || name.size() - open <= kElided.size()) {
-    return printable_shortened(name, max_chars);
+    return cut_middle(printable_utf8(name), max_chars);
   }
   std::string elided(name.substr(0, open));
   elided += kElided;
