@@ -21,7 +21,7 @@ std::string format_p_value(const MetricComparison& m);
 std::string format_diff_value(const DiffTable& table, double value);
 
 // Names in the sections' tables are cut to this many characters, kernels'
-// parameter lists first (printable_symbol); the JSON keeps them whole.
+// parameter lists first (fitted_name); the JSON keeps them whole.
 inline constexpr size_t kShownNameChars = 100;
 
 // A one-line summary of the outcome: which gating metrics regressed, or none.

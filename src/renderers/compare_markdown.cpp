@@ -4,7 +4,7 @@
 
 #include "renderers/compare_format.hpp"
 #include "renderers/escape.hpp"
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 namespace stepscope {
 
@@ -44,7 +44,7 @@ void write_section(const DiffTable& table, std::ostream& out) {
   out << fmt::format("\n<details><summary>{}</summary>\n\n", markdown_text(table.title));
   out << "| name | base | cur | diff |\n|---|---:|---:|---:|\n";
   for (const DiffRow& row : table.rows) {
-    out << fmt::format("| {} | {} | {} | {}{} |\n", markdown_text(printable_symbol(row.name, kShownNameChars)),
+    out << fmt::format("| {} | {} | {} | {}{} |\n", markdown_text(fitted_name(row.name, kShownNameChars)),
                        markdown_text(format_diff_value(table, row.base)),
                        markdown_text(format_diff_value(table, row.cur)), row.cur >= row.base ? "+" : "",
                        markdown_text(format_diff_value(table, row.cur - row.base)));

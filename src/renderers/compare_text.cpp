@@ -4,7 +4,7 @@
 
 #include "renderers/compare_format.hpp"
 #include "renderers/escape.hpp"
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 namespace stepscope {
 
@@ -36,7 +36,7 @@ void write_section(const DiffTable& table, std::ostream& out) {
     out << fmt::format("  {:>10} {:>10} {:>10}  {}\n", format_diff_value(table, row.base),
                        format_diff_value(table, row.cur),
                        (row.cur >= row.base ? "+" : "") + format_diff_value(table, row.cur - row.base),
-                       printable_symbol(row.name, kShownNameChars));
+                       fitted_name(row.name, kShownNameChars));
   }
 }
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 namespace stepscope {
 
@@ -58,7 +58,7 @@ void write_kernels(const GpuRank& rank, std::ostream& out, size_t top) {
   for (size_t i = 0; i < rank.kernels.by_name.size() && i < top; ++i) {
     const KernelNameStats& k = rank.kernels.by_name[i];
     out << fmt::format("  {:>8} {:>12} {:>10}  {}\n", k.time.count, ms(static_cast<double>(k.time.total_ns)),
-                       us(k.time.mean_ns()), printable_symbol(k.name, 100));
+                       us(k.time.mean_ns()), fitted_name(k.name, 100));
   }
 }
 
@@ -94,7 +94,7 @@ void write_comparison(const GpuAnalysis& gpu, const RankComparison& comparison, 
     out << fmt::format("  {}: median {}", metric.name, ms(*metric.median_ns));
     if (metric.stragglers.empty()) out << ", no straggler";
     for (size_t i : metric.stragglers) {
-      out << fmt::format(", straggler {} ({}: {})", rank_label(gpu.ranks[i]), printable_shortened(gpu.ranks[i].source, 80),
+      out << fmt::format(", straggler {} ({}: {})", rank_label(gpu.ranks[i]), fitted_name(gpu.ranks[i].source, 80),
                          ms(*metric.values[i]));
     }
     out << '\n';
@@ -107,7 +107,7 @@ void write_gpu_text(const GpuAnalysis& gpu, const std::optional<RankComparison>&
                     std::ostream& out, size_t top) {
   for (const GpuRank& rank : gpu.ranks) {
     if (rank.events == 0) continue;
-    out << fmt::format("\nDevice activity, {} ({}): {} events", rank_label(rank), printable_shortened(rank.source, 120), rank.events);
+    out << fmt::format("\nDevice activity, {} ({}): {} events", rank_label(rank), fitted_name(rank.source, 120), rank.events);
     if (rank.complete_steps_only) {
       out << fmt::format(", complete steps only ({} of {} ProfilerSteps; {} events of the last step left out)",
                          rank.profiler_steps - 1, rank.profiler_steps, rank.left_out);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 namespace stepscope {
 
@@ -38,7 +38,7 @@ void write_ops_text(const Run& run, const OpsAnalysis& ops, std::ostream& out, s
   for (size_t i = 0; i < ops.ops.size() && i < top; ++i) {
     const OpStats& op = ops.ops[i];
     double avg = op.calls ? static_cast<double>(op.cpu_total_ns) / static_cast<double>(op.calls) : 0;
-    std::string line = fmt::format("  {:<50} {:>9} {:>12} {:>12} {:>12}", printable_symbol(op.name, 50),
+    std::string line = fmt::format("  {:<50} {:>9} {:>12} {:>12} {:>12}", fitted_name(op.name, 50),
                                    percent(op.self_cpu_ns, ops.self_cpu_total_ns),
                                    time_text(static_cast<double>(op.self_cpu_ns)),
                                    time_text(static_cast<double>(op.cpu_total_ns)), time_text(avg));

@@ -7,6 +7,7 @@
 #include "importers/chrome_trace.hpp"
 #include "renderers/diagnosis_text.hpp"
 #include "renderers/escape.hpp"
+#include "renderers/fitted_name.hpp"
 #include "renderers/gpu_text.hpp"
 #include "renderers/ops_text.hpp"
 #include "renderers/steps_text.hpp"
@@ -101,8 +102,8 @@ void write_function_rows(const Report& report, const FunctionCosts& costs, std::
   TimeUnit unit = unit_for(costs.profile_ns);
   for (size_t i = 0; i < costs.functions.size() && i < top; ++i) {
     const FunctionCost& f = costs.functions[i];
-    std::string name = printable_shortened(strings.get(f.function), 60);
-    if (f.file != StringTable::kEmpty) name += " (" + printable_shortened(strings.get(f.file), 80) + ")";
+    std::string name = fitted_name(strings.get(f.function), 60);
+    if (f.file != StringTable::kEmpty) name += " (" + fitted_name(strings.get(f.file), 80) + ")";
     auto whole = static_cast<uint64_t>(costs.profile_ns);
     out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", percent(static_cast<uint64_t>(f.self_ns), whole),
                        percent(static_cast<uint64_t>(f.total_ns), whole), in_unit(f.self_ns, unit),

@@ -124,6 +124,22 @@ TEST(ReportText, FunctionTimesInMillisecondsBelowASecondInAll) {
   EXPECT_NE(long_trace.find("2.50 s     2.50 s  aten::mm"), std::string::npos) << long_trace;
 }
 
+// A conda environment's site-packages make paths of over 100 characters: the
+// table keeps the file's name and cuts the middle of its directory.
+TEST(ReportText, LongFilePathsKeepTheirFileName) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  const std::string file =
+      "/home/someone/miniconda3/envs/train/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py";
+  run.samples.push_back({0, 7, 7, run.stacks.intern({run.intern_frame("forward", file, 1)}), ThreadState::kRunning});
+  std::ostringstream out;
+  write_report_text(build_report(run, "run.db", {}), out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("forward (/home/someone/miniconda3/envs/train/lib...formers/models/llama/modeling_llama.py)\n"),
+            std::string::npos)
+      << text;
+}
+
 // The profile is the only analysis that fails on its input; it starts after
 // the device analyses and ops, which cannot fail, so a sampled run without a
 // period fails with its error whatever the number of threads.

@@ -1,4 +1,4 @@
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 #include "renderers/escape.hpp"
 
@@ -40,7 +40,7 @@ std::string cut_middle(const std::string& shown, size_t max_chars) {
 
 }  // namespace
 
-std::string printable_symbol(std::string_view name, size_t max_chars) {
+std::string fitted_name(std::string_view name, size_t max_chars) {
   constexpr std::string_view kElided = "(...)";
   auto open = name.size() > max_chars ? parameter_list_start(name) : std::string_view::npos;
   if (open == std::string_view::npos || name.size() - open <= kElided.size()) {

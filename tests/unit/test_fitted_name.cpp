@@ -5,47 +5,47 @@
 
 #include <string>
 
-#include "renderers/symbol_name.hpp"
+#include "renderers/fitted_name.hpp"
 
 namespace stepscope {
 namespace {
 
 const std::string kParams = "(at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, int>, float, long)";
 
-TEST(SymbolName, ShortNamesPassThroughWhole) {
-  EXPECT_EQ(printable_symbol("aten::mm", 50), "aten::mm");
-  EXPECT_EQ(printable_symbol("void k<float>(float*, int)", 50), "void k<float>(float*, int)");
+TEST(FittedName, ShortNamesPassThroughWhole) {
+  EXPECT_EQ(fitted_name("aten::mm", 50), "aten::mm");
+  EXPECT_EQ(fitted_name("void k<float>(float*, int)", 50), "void k<float>(float*, int)");
 }
 
-TEST(SymbolName, LongSignatureLosesItsParametersBeforeItsTemplateArguments) {
+TEST(FittedName, LongSignatureLosesItsParametersBeforeItsTemplateArguments) {
   std::string five = "void split_embedding_backward_kernel<float, float, float, 5ul>" + kParams;
   std::string two = "void split_embedding_backward_kernel<float, float, float, 2ul>" + kParams;
-  EXPECT_EQ(printable_symbol(five, 100), "void split_embedding_backward_kernel<float, float, float, 5ul>(...)");
-  EXPECT_NE(printable_symbol(five, 60), printable_symbol(two, 60));
+  EXPECT_EQ(fitted_name(five, 100), "void split_embedding_backward_kernel<float, float, float, 5ul>(...)");
+  EXPECT_NE(fitted_name(five, 60), fitted_name(two, 60));
 }
 
 // Kineto's split_embedding_backward_..._cta_per_row_1<float, float, float, 5ul>
 // and <..., 2ul> differ only near the end of what is left.
-TEST(SymbolName, StillTooLongLosesItsMiddle) {
+TEST(FittedName, StillTooLongLosesItsMiddle) {
   std::string name = std::string(80, 'k') + "<int>" + kParams;
-  EXPECT_EQ(printable_symbol(name, 50), std::string(24, 'k') + "..." + std::string(13, 'k') + "<int>(...)");
+  EXPECT_EQ(fitted_name(name, 50), std::string(24, 'k') + "..." + std::string(13, 'k') + "<int>(...)");
   std::string function = "forward (/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py)";
-  EXPECT_EQ(printable_symbol(function, 60), "forward (/venv/lib/python3.11...els/llama/modeling_llama.py)");
+  EXPECT_EQ(fitted_name(function, 60), "forward (/venv/lib/python3.11...els/llama/modeling_llama.py)");
 }
 
 // "Memcpy HtoD (Pageable -> Device)" ends in a parenthesis that is no
 // parameter list; nested parentheses inside one are matched.
-TEST(SymbolName, OnlyAParameterListRightAfterTheNameIsElided) {
+TEST(FittedName, OnlyAParameterListRightAfterTheNameIsElided) {
   std::string annotated = std::string(60, 'x') + " (Pageable -> Device)";
-  EXPECT_EQ(printable_symbol(annotated, 40), std::string(19, 'x') + "...ageable -> Device)");
+  EXPECT_EQ(fitted_name(annotated, 40), std::string(19, 'x') + "...ageable -> Device)");
   std::string nested = std::string(40, 'f') + "(void (*)(int), int)";
-  EXPECT_EQ(printable_symbol(nested, 50), std::string(40, 'f') + "(...)");
-  EXPECT_EQ(printable_symbol("unbalanced) tail)" + std::string(60, 'z') + ")", 20), "unbalance...zzzzzzz)");
+  EXPECT_EQ(fitted_name(nested, 50), std::string(40, 'f') + "(...)");
+  EXPECT_EQ(fitted_name("unbalanced) tail)" + std::string(60, 'z') + ")", 20), "unbalance...zzzzzzz)");
 }
 
-TEST(SymbolName, ControlBytesStayEscaped) {
+TEST(FittedName, ControlBytesStayEscaped) {
   std::string name = "k\x1b[31m<int>" + kParams;
-  EXPECT_EQ(printable_symbol(name, 40), "k\\x1B[31m<int>(...)");
+  EXPECT_EQ(fitted_name(name, 40), "k\\x1B[31m<int>(...)");
 }
 
 }  // namespace
