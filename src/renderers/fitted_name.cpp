@@ -46,9 +46,7 @@ std::string fitted_name(std::string_view name, size_t max_chars) {
   if (open == std::string_view::npos || name.size() - open <= kElided.size()) {
     return cut_middle(printable_utf8(name), max_chars);
   }
-  std::string elided(name.substr(0, open));
-  elided += kElided;
-  return cut_middle(printable_utf8(elided), max_chars);
+  return cut_middle(printable_utf8(std::string(name.substr(0, open)) + std::string(kElided)), max_chars);
 }
 
 }  // namespace stepscope
