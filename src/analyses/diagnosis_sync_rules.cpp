@@ -19,8 +19,8 @@
 
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/intervals.hpp"
+#include "analyses/profiler_steps.hpp"
 #include "analyses/span_index.hpp"
-#include "run/profiler_step_name.hpp"
 
 namespace stepscope {
 
@@ -122,11 +122,7 @@ Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
     }
     return out;
   }
-  for (const Span& s : run.spans) {
-    if ((s.kind == SpanKind::kUserRange || s.kind == SpanKind::kCpuOp) && is_profiler_step_name(run.strings.get(s.name))) {
-      out.push_back({s.start_ns, s.end_ns});
-    }
-  }
+  for (const Span* s : profiler_step_spans(run)) out.push_back({s->start_ns, s->end_ns});
   std::sort(out.begin(), out.end());
   return out;
 }

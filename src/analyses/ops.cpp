@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "analyses/device_activity.hpp"
-#include "analyses/profiler_steps.hpp"
 #include "analyses/span_index.hpp"
+#include "run/profiler_step_name.hpp"
 
 namespace stepscope {
 

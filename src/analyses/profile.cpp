@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "analyses/span_index.hpp"
-#include "run/profiler_step_name.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -125,13 +124,6 @@ void profile_thread_spans(const Run& run, std::span<const HostSpan> spans, const
 }  // namespace
 
 bool is_host_span(SpanKind kind) { return !runs_on_device(kind); }
-
-SpanFrameName::SpanFrameName(const StringTable& strings)
-    : strings_(strings), step_group_(strings.find(kProfilerStepGroup)) {}
-
-StringId SpanFrameName::operator()(StringId span_name) const {
-  return step_group_ && is_profiler_step_name(strings_.get(span_name)) ? *step_group_ : span_name;
-}
 
 int64_t ThreadProfile::total_ns() const {
   int64_t total = 0;

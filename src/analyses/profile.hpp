@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "analyses/profiler_steps.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -87,15 +88,18 @@ bool is_host_span(SpanKind kind);
 
 // The name of a span's frame: the span's, except that every ProfilerStep#N is
 // kProfilerStepGroup once the importer interned it (runs imported before keep
-// one frame per step).
+// one frame per step). Each name is looked at once, here, not once per span.
 class SpanFrameName {
  public:
-  explicit SpanFrameName(const StringTable& strings);
-  StringId operator()(StringId span_name) const;
+  explicit SpanFrameName(const StringTable& strings)
+      : step_group_(strings.find(kProfilerStepGroup)), steps_(strings) {}
+  StringId operator()(StringId span_name) const {
+    return step_group_ && steps_.is_step_name(span_name) ? *step_group_ : span_name;
+  }
 
  private:
-  const StringTable& strings_;
   std::optional<StringId> step_group_;
+  ProfilerStepFinder steps_;
 };
 
 }  // namespace stepscope

@@ -21,6 +21,7 @@ std::vector<const Span*> profiler_step_spans(const Run& run);
 class ProfilerStepFinder {
  public:
   explicit ProfilerStepFinder(const StringTable& strings);
+  bool is_step_name(StringId name) const { return step_name_[name]; }
   bool is_step(const Span& span) const {
     return (span.kind == SpanKind::kCpuOp || span.kind == SpanKind::kUserRange) && step_name_[span.name] &&
            span.end_ns >= span.start_ns;

@@ -161,13 +161,12 @@ struct FrameEvent {
 // matches the innermost open frame). A span that outlives its parent keeps
 // its place under it, as in the stack profile, and the parent's close waits
 // for it: no time is dropped and the events still nest.
-std::vector<FrameEvent> nested_events(const Run& run, std::span<const HostSpan> spans,
+std::vector<FrameEvent> nested_events(const Run& run, std::span<const HostSpan> spans, const SpanFrameName& frame_name,
                                       const std::unordered_map<StringId, FrameId>& frame_of_name) {
   struct Open {
     int64_t end_ns;
     FrameId frame;
   };
-  SpanFrameName frame_name(run.strings);
   std::vector<FrameEvent> events;
   std::vector<Open> open;
   auto close_top = [&] {
@@ -206,6 +205,7 @@ void append_evented_profile(JsonOut& out, const Run& run, const ThreadProfile& t
 
 void append_evented_profiles(JsonOut& out, const Run& run, const Profile& profile) {
   // The span profile names each frame after its span (SpanFrameName).
+  SpanFrameName frame_name(run.strings);
   std::unordered_map<StringId, FrameId> frame_of_name;
   const auto& frames = profile.frames().all();
   for (size_t id = 0; id < frames.size(); ++id) {
@@ -223,7 +223,7 @@ void append_evented_profiles(JsonOut& out, const Run& run, const Profile& profil
   for (size_t i = 0; i < profile.threads.size(); ++i) {
     const ThreadProfile& thread = profile.threads[i];
     if (i != 0) out.text() += ',';
-    auto events = nested_events(run, spans_of.at({thread.pid, thread.tid}), frame_of_name);
+    auto events = nested_events(run, spans_of.at({thread.pid, thread.tid}), frame_name, frame_of_name);
     append_evented_profile(out, run, thread, events, run_start_ns);
   }
 }
