@@ -13,7 +13,8 @@
 //     and pread of the much shorter schedstat; then, for a thread spinning on a
 //     CPU, pread of its stat and of its `syscall` file (which says "running");
 //   * the CPU one clock_nanosleep wakeup costs, after 1 ms (a 1 kHz timer loop)
-//     and after 10 ms (100 Hz);
+//     and after 10 ms (100 Hz); and one 1 ms wakeup of a timer set a round
+//     ahead, as stepscope's RoundTimer sleeps;
 //   * a sample's read as the sampler makes it on 3.11: one process_vm_readv of
 //     six ranges on six pages (340, 24, 304, 8, 4096 and 548 bytes) from a
 //     child that keeps writing those pages, as a running interpreter writes
@@ -22,6 +23,7 @@
 // Prints one JSON object: microseconds per call, the median of several batches.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,6 +98,39 @@ std::string six_range_reads(double sleep_1ms_cpu_us) {
   waitpid(writer, nullptr, 0);
   return "\"six_range_read_warm_us\": " + std::to_string(warm) +
          ", \"six_range_read_after_1ms_sleep_us\": " + std::to_string(after_sleep - sleep_1ms_cpu_us);
+}
+
+// CPU of one 1 ms wakeup as stepscope's RoundTimer sleeps: two one-shot
+// timerfds take turns, each set a round before it is due, so setting it never
+// makes it the CPU's next timer event (no reprogramming of the hardware timer
+// in the sleeper's time).
+double timer_set_ahead_wakeup_cpu_us() {
+  constexpr int64_t kPeriod = 1'000'000;
+  int fds[2] = {timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC), timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)};
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t deadline[2] = {now.tv_sec * 1'000'000'000LL + now.tv_nsec + kPeriod, 0};
+  deadline[1] = deadline[0] + kPeriod;
+  auto set = [&](int i) {
+    itimerspec when{};
+    when.it_value = {static_cast<time_t>(deadline[i] / 1'000'000'000), static_cast<long>(deadline[i] % 1'000'000'000)};
+    timerfd_settime(fds[i], TFD_TIMER_ABSTIME, &when, nullptr);
+  };
+  set(0);
+  set(1);
+  int turn = 0;
+  const double us = median_us_per_call(
+      [&] {
+        uint64_t expirations;
+        if (read(fds[turn], &expirations, sizeof expirations) != sizeof expirations) std::exit(1);
+        deadline[turn] += 2 * kPeriod;
+        set(turn);
+        turn = 1 - turn;
+      },
+      200, 5, CLOCK_PROCESS_CPUTIME_ID);
+  close(fds[0]);
+  close(fds[1]);
+  return us;
 }
 
 }  // namespace
@@ -206,6 +241,7 @@ int main(int argc, char** argv) {
   }
 
   out.back() = ',';
+  out += " \"timer_set_ahead_1ms_wakeup_cpu_us\": " + std::to_string(timer_set_ahead_wakeup_cpu_us()) + ",";
   out += " " + six_range_reads(sleep_1ms_cpu_us) + "}";
 
   kill(child, SIGKILL);

@@ -1,12 +1,14 @@
 #include "collectors/child_process.hpp"
 
 #include <spawn.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,14 @@ sigset_t stop_signals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   return set;
+}
+
+// Passes on to `child` a stop signal another process sent us (kill, a job
+// scheduler); a terminal's Ctrl-C reached the child already through its
+// process group.
+void forward(const siginfo_t& info, pid_t child) {
+  bool sent_by_a_process = info.si_code == SI_USER || info.si_code == SI_QUEUE;
+  if (child > 0 && sent_by_a_process) kill(child, info.si_signo);
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -110,39 +120,32 @@ int ChildProcess::wait() {
   return *status_;
 }
 
-SignalRelay::SignalRelay() : stops_(stop_signals()) {
+SignalRelay::SignalRelay()
+    : stops_(stop_signals()),
+      signals_(signalfd(-1, &stops_, SFD_CLOEXEC | SFD_NONBLOCK)),
+      timer_(signals_.get()) {
+  if (!signals_.valid()) throw std::system_error(errno, std::generic_category(), "signalfd");
   pthread_sigmask(SIG_BLOCK, &stops_, &previous_mask_);
 }
 
 SignalRelay::~SignalRelay() { pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr); }
 
-void SignalRelay::wait_until(int64_t deadline_ns, int64_t now_ns) {
-  constexpr int64_t kSecond = 1'000'000'000;
-  const int64_t left = deadline_ns - now_ns;
-  timespec timeout{0, 0};
-  if (left > 0) timeout = {static_cast<time_t>(left / kSecond), static_cast<long>(left % kSecond)};
+void SignalRelay::wait_until(int64_t deadline_ns, int64_t following_ns) {
   // A signal's arrival (or EINTR) ends the wait early; the caller polls and
   // schedules again either way.
-  int signo = sigtimedwait(&stops_, &taken_, &timeout);
-  if (signo <= 0) taken_.si_signo = 0;
-  pending_ = signo > 0 || errno != EAGAIN;
-}
-
-void SignalRelay::take(const siginfo_t& info, pid_t child, Received& received) const {
-  received.stop = true;
-  bool sent_by_a_process = info.si_code == SI_USER || info.si_code == SI_QUEUE;
-  if (child > 0 && sent_by_a_process) kill(child, info.si_signo);
+  pending_ = timer_.wait_until(deadline_ns, following_ns) != RoundTimer::Woken::kDeadline;
 }
 
 SignalRelay::Received SignalRelay::poll(pid_t child) {
   Received received;
   if (!pending_) return received;
   pending_ = false;
-  if (taken_.si_signo > 0) take(taken_, child, received);
-  taken_.si_signo = 0;
   const timespec no_wait{0, 0};
   siginfo_t info;
-  while (sigtimedwait(&stops_, &info, &no_wait) > 0) take(info, child, received);
+  while (sigtimedwait(&stops_, &info, &no_wait) > 0) {
+    received.stop = true;
+    forward(info, child);
+  }
   return received;
 }
 

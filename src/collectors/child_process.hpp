@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "collectors/round_timer.hpp"
+#include "util/unique_fd.hpp"
+
 namespace stepscope {
 
 class ChildProcess {
@@ -39,9 +42,9 @@ class ChildProcess {
 
 // Takes SIGINT and SIGTERM away from their default action for as long as it
 // lives, so the recorder can finish its file; the sampling loop asks it what
-// arrived. Signals are blocked and taken with sigtimedwait, which needs no
-// handler and no global state. Children started while it lives get the
-// original signal mask back.
+// arrived. Signals are blocked, watched through a signalfd and taken with
+// sigtimedwait, which needs no handler and no global state. Children started
+// while it lives get the original signal mask back.
 class SignalRelay {
  public:
   SignalRelay();
@@ -58,23 +61,19 @@ class SignalRelay {
   Received poll(pid_t child);
 
   // Sleeps until `deadline_ns` on CLOCK_MONOTONIC, or until a signal
-  // arrives, whichever is first: one system call (sigtimedwait, cheaper per
-  // wakeup than ppoll on a signalfd) does both the sampling loop's sleep and
-  // its watch for Ctrl-C; a signal it takes is handed out by the next poll().
-  // `now_ns` is CLOCK_MONOTONIC as the caller just read it (one clock read
-  // per round instead of two).
-  void wait_until(int64_t deadline_ns, int64_t now_ns);
+  // arrives, whichever is first: one wait does both the sampling loop's sleep
+  // and its watch for Ctrl-C. `following_ns` is the deadline of the round
+  // after, whose timer is set now (see RoundTimer for why that is cheaper).
+  void wait_until(int64_t deadline_ns, int64_t following_ns);
 
  private:
-  void take(const siginfo_t& info, pid_t child, Received& received) const;
-
+  sigset_t stops_{};
+  sigset_t previous_mask_{};
+  UniqueFd signals_;  // readable while a stop signal is pending
+  RoundTimer timer_;
   // Whether the last wait was cut short: the loop's poll() then looks for
   // signals, and otherwise skips a system call that would find none.
   bool pending_ = true;
-  // A signal the last wait took, still to be reported (signo 0: none).
-  siginfo_t taken_{};
-  sigset_t stops_{};
-  sigset_t previous_mask_{};
 };
 
 // Converts a waitpid status to the shell's convention.

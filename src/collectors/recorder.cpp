@@ -109,7 +109,8 @@ class RecordingLoop {
   // Samples until the command exits (launch mode), the tree is gone or a
   // signal arrives (attach mode), or the duration is over; commits every second.
   void sample_until_done(ChildProcess* child, pid_t root, RunWriter& writer) {
-    int64_t next_scan = start_ns_, next_commit = start_ns_ + kCommitInterval, next_round = start_ns_;
+    int64_t next_scan = start_ns_, next_commit = start_ns_ + kCommitInterval;
+    RoundDeadlines rounds{start_ns_, start_ns_ + jittered_period()};
     int64_t end = options_.duration_s > 0
                       ? start_ns_ + static_cast<int64_t>(options_.duration_s * kSecond)
                       : 0;
@@ -131,9 +132,8 @@ class RecordingLoop {
         writer.commit(run_);
         next_commit = now + kCommitInterval;
       }
-      const int64_t before_sleep = monotonic_ns();
-      next_round = schedule_next(next_round, before_sleep);
-      relay_.wait_until(end ? std::min(next_round, end) : next_round, before_sleep);
+      advance(rounds, monotonic_ns());
+      relay_.wait_until(end ? std::min(rounds.next, end) : rounds.next, rounds.after);
     }
   }
 
@@ -178,14 +178,26 @@ class RecordingLoop {
 
   // Intervals are drawn uniformly from [0.5, 1.5) periods, so a loop whose
   // own period divides ours is not always caught at the same point.
-  int64_t schedule_next(int64_t previous, int64_t now) {
+  int64_t jittered_period() {
     std::uniform_real_distribution<double> jitter(0.5, 1.5);
-    int64_t next = previous + static_cast<int64_t>(static_cast<double>(period_ns_) * jitter(rng_));
-    if (next + period_ns_ < now) {  // a whole period late: skip, don't burst
+    return static_cast<int64_t>(static_cast<double>(period_ns_) * jitter(rng_));
+  }
+
+  // The next round's deadline, and the one after, drawn a round ahead so
+  // that its timer can be set early (RoundTimer).
+  struct RoundDeadlines {
+    int64_t next, after;
+  };
+
+  // Moves on by a round once the round at `rounds.next` (or a signal's,
+  // earlier) has run.
+  void advance(RoundDeadlines& rounds, int64_t now) {
+    rounds.next = rounds.after;
+    if (rounds.next + period_ns_ < now) {  // a whole period late: skip, don't burst
       ++summary_.late_rounds;
-      next = now;
+      rounds.next = now;
     }
-    return next;
+    rounds.after = rounds.next + jittered_period();
   }
 
   const RecordOptions& options_;
