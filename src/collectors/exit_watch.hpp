@@ -8,7 +8,7 @@
 // becomes readable the moment the process turns zombie) and a thread that
 // sleeps on all of them at once and reads the zombie's stat as soon as one
 // wakes it. The sampling loop pays nothing for it: its own sleep stays one
-// sigtimedwait per round.
+// epoll_wait per round (RoundTimer).
 //
 // A parent that is already blocked in wait() still reaps before the watch
 // can read: that status stays unknown, as before.

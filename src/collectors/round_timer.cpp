@@ -83,9 +83,9 @@ RoundTimer::Woken RoundTimer::wait_until(int64_t deadline_ns, int64_t following_
       } else if (static_cast<int>(tag) == due) {
         fired = true;
         slots_[due].deadline_ns = 0;  // taken; its next set clears the expiry
-      } else {
+      } else if (!announced || slots_[tag].deadline_ns != following_ns) {
         set(static_cast<int>(tag), 0);  // a deadline the loop gave up fired
-      }
+      }  // else the next round's is due already (a late wakeup): the next wait takes it
     }
     // A signal first: the round that follows either wake looks for it.
     if (watched) return Woken::kWatched;

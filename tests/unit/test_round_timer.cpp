@@ -57,6 +57,15 @@ TEST(RoundTimer, EachRoundSetsOneTimerWhileTheScheduleHolds) {
   EXPECT_EQ(timer.timers_set(), kRounds + 1);
 }
 
+TEST(RoundTimer, ALateWakeupKeepsTheNextRoundsTimer) {
+  RoundTimer timer;
+  const int64_t now = now_ns();
+  // Both deadlines have passed by the time the loop waits: both timers fire at once.
+  ASSERT_EQ(timer.wait_until(now - 2 * kMillisecond, now - kMillisecond), RoundTimer::Woken::kDeadline);
+  EXPECT_EQ(timer.wait_until(now - kMillisecond, now + kMillisecond), RoundTimer::Woken::kDeadline);
+  EXPECT_EQ(timer.timers_set(), 3);  // the second wait found its timer set, and fired
+}
+
 TEST(RoundTimer, AnAbandonedDeadlineDoesNotEndALaterWait) {
   RoundTimer timer;
   const int64_t start = now_ns();
