@@ -23,7 +23,7 @@ using Rule = std::optional<Finding> (*)(const DiagnosisInput&, const DiagnosisFa
 // In the order ties are shown.
 constexpr Rule kRules[] = {
     input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, python_overhead_rule,
-    sync_in_loop_rule,
+    sync_in_loop_rule, host_collectives_rule,
     gpu_utilization_rule, communication_not_overlapped_rule, pageable_memcpy_rule, small_memcpy_rule,
     memory_pressure_rule,
 };

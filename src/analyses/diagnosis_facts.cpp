@@ -9,6 +9,7 @@
 
 #include "analyses/device_activity.hpp"
 #include "analyses/device_properties.hpp"
+#include "analyses/profiler_steps.hpp"
 #include "analyses/span_index.hpp"
 #include "analyses/string_match.hpp"
 
@@ -349,5 +350,29 @@ bool frame_file_contains(const Run& run, const Frame& frame, const std::vector<s
 std::string percent_text(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 std::string speedup_text(double speedup) { return fmt::format("{:.2f}x", speedup); }
+
+Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
+  Intervals out;
+  if (f.primary) {
+    for (size_t i = f.primary->warmup_steps; i < f.primary->steps.size(); ++i) {
+      out.push_back({f.primary->steps[i].start_ns, f.primary->steps[i].end_ns});
+    }
+    return out;
+  }
+  for (const Span* s : profiler_step_spans(run)) out.push_back({s->start_ns, s->end_ns});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) {
+  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (size_t i = 0; i < sorted.size() && i < top; ++i) {
+    if (i > 0) text += ", ";
+    text += fmt::format("{} ({}x)", sorted[i].first, sorted[i].second);
+  }
+  return text;
+}
 
 }  // namespace stepscope

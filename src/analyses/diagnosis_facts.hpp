@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,11 @@ struct DiagnosisFacts {
 
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input);
 
+// The steps a trace's rules look inside, by start: the steps analysis's
+// steady steps (hooks, or a trace's complete ProfilerStep#N ranges), else
+// every ProfilerStep#N range.
+Intervals step_windows(const Run& run, const DiagnosisFacts& facts);
+
 // For each stack, the frame nearest the leaf that satisfies a predicate,
 // memoized over the stack tree: a long recording's samples share few distinct
 // stacks, and a stack's answer extends its parent's, so each frame and stack
@@ -112,6 +118,10 @@ class StackFrameFinder {
 
 // Whether `frame`'s file path contains one of `needles`.
 bool frame_file_contains(const Run& run, const Frame& frame, const std::vector<std::string_view>& needles);
+
+// "aten::item (8x), aten::copy_ (2x)": the `top` most frequent names, as
+// findings list them.
+std::string top_counts(const std::map<std::string, size_t>& counts, size_t top);
 
 // "42%" and "2.4x", as findings write them.
 std::string percent_text(double fraction);

@@ -29,6 +29,10 @@ std::optional<Finding> python_overhead_rule(const DiagnosisInput& input, const D
 // sync_in_loop: the host blocked on device synchronizations inside steps.
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
+// host_collectives: the step thread idle while collectives run on the host
+// (torch.distributed's gloo backend). From a trace's spans.
+std::optional<Finding> host_collectives_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+
 // The device side, read from the GPU analyses (DiagnosisInput::gpu):
 // gpu_idle or host_launch_bound (the same idle time explained two ways, so at
 // most one), communication_not_overlapped, pageable_memcpy, small_memcpy.
@@ -49,6 +53,7 @@ inline constexpr double kLoggingShare = 0.05;         // of the step thread's sa
 inline constexpr double kOptimizerShare = 0.20;       // optimizer phase of step time
 inline constexpr double kGcShare = 0.05;              // of steady step time
 inline constexpr double kSyncShare = 0.03;           // device idle caused by syncs, of step time
+inline constexpr double kHostCollectiveShare = 0.10;  // host collectives the step thread waits on, of step time
 inline constexpr double kPythonOverheadShare = 0.20;  // host per-operator cost of step time
 inline constexpr int64_t kTinyOpNs = 20'000;          // a top-level operator shorter than this is overhead
 inline constexpr size_t kMinOpsPerStep = 100;         // fewer top-level operators per step say nothing

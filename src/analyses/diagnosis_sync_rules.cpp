@@ -112,21 +112,6 @@ std::vector<SyncSite> sync_sites(const Run& run, const HostSpansByThread& host_s
   return out;
 }
 
-// The steps: the steps analysis's steady steps (hooks, or a trace's complete
-// ProfilerStep#N ranges), else every ProfilerStep#N range.
-Intervals step_windows(const Run& run, const DiagnosisFacts& f) {
-  Intervals out;
-  if (f.primary) {
-    for (size_t i = f.primary->warmup_steps; i < f.primary->steps.size(); ++i) {
-      out.push_back({f.primary->steps[i].start_ns, f.primary->steps[i].end_ns});
-    }
-    return out;
-  }
-  for (const Span* s : profiler_step_spans(run)) out.push_back({s->start_ns, s->end_ns});
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // What a synchronization costs the device: its idle time from when both the
 // host waited and the device had run dry, to the device's next activity,
 // which must come within the step (`step_end`); empty when the device was
@@ -139,17 +124,6 @@ std::optional<Interval> sync_idle_gap(const Intervals& busy, const SyncSite& syn
   int64_t start = next == busy.begin() ? sync.start_ns : std::max(sync.start_ns, std::prev(next)->end_ns);
   if (next->start_ns <= start) return std::nullopt;
   return Interval{start, next->start_ns};
-}
-
-std::string top_counts(const std::map<std::string, size_t>& counts, size_t top) {
-  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(), counts.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string text;
-  for (size_t i = 0; i < sorted.size() && i < top; ++i) {
-    if (i > 0) text += ", ";
-    text += fmt::format("{} ({}x)", sorted[i].first, sorted[i].second);
-  }
-  return text;
 }
 
 }  // namespace

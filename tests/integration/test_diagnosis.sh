@@ -114,6 +114,38 @@ assert ".item()" in f["recommendation"]
 expect_status 0 "$STEPSCOPE" report "$kineto/trace_diff/test/test.json.gz" --json -o "$WORK/busy.json"
 check busy 'assert "sync_in_loop" not in ids, ids'
 
+# Host collectives, on a real CPU training trace: two gloo threads all-reduce
+# while the step thread runs no operator. The share is computed again here
+# from the trace's own events: the gloo spans' union inside the step, less
+# the step thread's operators, over the step's length.
+cpu_trace="$kineto/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+expect_status 0 "$STEPSCOPE" report "$cpu_trace" --json -o "$WORK/gloo.json"
+check gloo '
+import gzip
+events = [e for e in json.load(gzip.open("'"$cpu_trace"'"))["traceEvents"] if e.get("ph") == "X"]
+step = next(e for e in events if e["name"].startswith("ProfilerStep#"))
+lo, hi = step["ts"], step["ts"] + step["dur"]
+def union(spans):
+    out = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]: out[-1][1] = max(out[-1][1], b)
+        else: out.append([a, b])
+    return out
+comm = union([(max(e["ts"], lo), min(e["ts"] + e["dur"], hi)) for e in events
+              if e["name"].startswith("gloo:") and e["ts"] < hi and e["ts"] + e["dur"] > lo])
+ops = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "cpu_op" and e["tid"] == step["tid"]])
+covered = sum(max(0, min(b, d) - max(a, c)) for a, b in comm for c, d in ops)
+share = (sum(b - a for a, b in comm) - covered) / step["dur"]
+assert ids == ["host_collectives"], ids
+f = d[0]
+assert abs(f["share"] - share) < 1e-4 and f["share"] > 0.8, (f["share"], share)
+assert any("on 2 threads: gloo:all_reduce (2x)" in e for e in f["evidence"]), f["evidence"]
+assert "no_sync()" in f["recommendation"]
+'
+# GPU traces with NCCL collectives (on the device) are not host collectives.
+expect_status 0 "$STEPSCOPE" report "$kineto/df_index_resolver/df_index_resolver.json.gz" --json -o "$WORK/nccl.json"
+check nccl 'assert "host_collectives" not in ids, ids'
+
 # The terminal report: the verdict comes first, plain when piped, colored on request.
 expect_status 0 "$STEPSCOPE" report "$WORK/lm0.db"
 verdict=$(grep -n '^Verdict: ' "$WORK/stdout" | head -n 1)

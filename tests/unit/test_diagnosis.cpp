@@ -373,6 +373,44 @@ TEST(Diagnosis, SyncInLoopCountsTheDeviceIdleItCauses) {
   EXPECT_FALSE(find(stepscope::diagnose({busy, busy_steps, processes}), "sync_in_loop"));
 }
 
+// A trace of CPU training with gloo: ProfilerStep ranges of 10 ms on thread
+// 5, which runs operators from 0 to `compute_ms` of each step, and an
+// all-reduce on gloo's thread 8 from 3 to 8 ms.
+stepscope::Run gloo_trace(double compute_ms) {
+  stepscope::Run run;
+  auto span = [&](int64_t tid, SpanKind kind, double start_ms, double end_ms, std::string_view name) {
+    run.spans.push_back({static_cast<int64_t>(start_ms * kMs), static_cast<int64_t>(end_ms * kMs), 5, tid, kind,
+                         run.strings.intern(name)});
+  };
+  for (int i = 0; i < 10; ++i) {
+    double t = i * 10.0;
+    span(5, SpanKind::kUserRange, t, t + 10, "ProfilerStep#" + std::to_string(i));
+    span(5, SpanKind::kCpuOp, t, t + compute_ms, "aten::addmm");
+    span(8, SpanKind::kUserRange, t + 3, t + 8, "gloo:all_reduce");
+  }
+  return run;
+}
+
+TEST(Diagnosis, HostCollectivesCountTheTimeTheStepThreadWaits) {
+  std::vector<stepscope::ProcessSummary> processes;
+  stepscope::Run run = gloo_trace(4);
+  stepscope::StepsAnalysis steps = stepscope::analyze_steps(run);
+  auto d = stepscope::diagnose({run, steps, processes});
+  const Finding* f = find(d, "host_collectives");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->share, 0.4, 1e-9);  // 5 ms in flight, 1 of them beside an operator
+  EXPECT_TRUE(any_contains(f->evidence, "8 collectives began in 8 steps (1.0 per step), on 1 thread: "
+                                        "gloo:all_reduce (8x)"))
+      << f->evidence[0];
+  EXPECT_TRUE(any_contains(f->evidence, "in flight 5.0 ms per step; the step thread (tid 5) runs no operator "
+                                        "during 4.0 ms per step of it"))
+      << f->evidence[1];
+
+  stepscope::Run overlapped = gloo_trace(9);  // DDP's way: the step computes meanwhile
+  stepscope::StepsAnalysis overlapped_steps = stepscope::analyze_steps(overlapped);
+  EXPECT_FALSE(find(stepscope::diagnose({overlapped, overlapped_steps, processes}), "host_collectives"));
+}
+
 TEST(Diagnosis, HostMemoryPressure) {
   RunBuilder b;
   b.steps(5, 10, 40, 40, 10);
