@@ -47,12 +47,16 @@ bool starts_inside(const Intervals& windows, int64_t t) {
   return next != windows.begin() && std::prev(next)->end_ns > t;
 }
 
-HostCollectives host_collectives(const Run& run, const HostSpansByThread& host_spans, const Intervals& windows) {
+// The collectives of process `pid` (its rank: another process's collectives
+// do not hold up its steps).
+HostCollectives host_collectives(const Run& run, const HostSpansByThread& host_spans, int64_t pid,
+                                 const Intervals& windows) {
   HostCollectives out;
   std::vector<bool> named = host_collective_names(run.strings);
   if (named.empty()) return out;
   Intervals spans;
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
+    if (thread.pid != pid) continue;
     for (const HostSpan& host : thread.spans) {
       const Span& s = run.spans[host.id];
       if (!named[s.name]) continue;
@@ -90,7 +94,7 @@ std::optional<Finding> host_collectives_rule(const DiagnosisInput& in, const Dia
   const Intervals windows = merge_unsorted(steps);  // consecutive steps touch: one window
   const int64_t step_ns = total_length(windows);
   if (step_ns <= 0) return std::nullopt;
-  HostCollectives comm = host_collectives(in.run, *in.host_spans, windows);  // diagnose sees to host_spans
+  HostCollectives comm = host_collectives(in.run, *in.host_spans, f.primary->pid, windows);  // diagnose sees to host_spans
   if (comm.in_steps.empty()) return std::nullopt;
   const Intervals ops = step_thread_operators(in.run, *in.host_spans, f.primary->pid, f.main_tid);
   const int64_t in_flight_ns = total_length(comm.in_steps);
