@@ -394,6 +394,8 @@ stepscope::Run gloo_trace(double compute_ms) {
 TEST(Diagnosis, HostCollectivesCountTheTimeTheStepThreadWaits) {
   std::vector<stepscope::ProcessSummary> processes;
   stepscope::Run run = gloo_trace(4);
+  // Another process's collectives (another rank in the same file) hold up its own steps, not these.
+  run.spans.push_back({0, 100 * kMs, 6, 9, SpanKind::kUserRange, run.strings.intern("gloo:broadcast")});
   stepscope::StepsAnalysis steps = stepscope::analyze_steps(run);
   auto d = stepscope::diagnose({run, steps, processes});
   const Finding* f = find(d, "host_collectives");
