@@ -1,10 +1,12 @@
 // The diagnosis rules on hand-made runs: each rule fires on a run that shows
 // its mechanism and stays quiet on one that does not; findings rank by
 // their Amdahl bound; renderers write them escaped.
+#include <functional>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
 #include <simdjson.h>
 
 #include "analyses/diagnosis.hpp"
@@ -329,26 +331,36 @@ TEST(Diagnosis, GcPausesFromTimedCollections) {
   EXPECT_FALSE(find(brief.diagnose(), "gc_pauses"));  // 2%
 }
 
-// A trace: ProfilerStep ranges of 10 ms on host thread 5; each step launches
-// device work for 0-4 ms, then calls .item() (a sync from 4 to 6 ms while the
-// device finishes at 5 ms), and the device's next work starts at 7 ms.
-stepscope::Run sync_trace(bool device_busy_throughout) {
+// A trace of 10 ProfilerStep ranges of 10 ms on host thread 5 of process 5;
+// `each_step(span, t)` adds the rest of the step that starts at t ms, with
+// `span(tid, kind, start_ms, end_ms, name)`.
+using AddSpan = std::function<void(int64_t, SpanKind, double, double, std::string_view)>;
+stepscope::Run profiler_step_trace(const std::function<void(const AddSpan&, double)>& each_step) {
   stepscope::Run run;
-  auto span = [&](int64_t tid, SpanKind kind, double start_ms, double end_ms, std::string_view name) {
+  AddSpan span = [&](int64_t tid, SpanKind kind, double start_ms, double end_ms, std::string_view name) {
     run.spans.push_back({static_cast<int64_t>(start_ms * kMs), static_cast<int64_t>(end_ms * kMs), 5, tid, kind,
                          run.strings.intern(name)});
   };
   for (int i = 0; i < 10; ++i) {
     double t = i * 10.0;
     span(5, SpanKind::kUserRange, t, t + 10, "ProfilerStep#" + std::to_string(i));
+    each_step(span, t);
+  }
+  return run;
+}
+
+// Each step launches device work for 0-4 ms, then calls .item() (a sync from
+// 4 to 6 ms while the device finishes at 5 ms), and the device's next work
+// starts at 7 ms.
+stepscope::Run sync_trace(bool device_busy_throughout) {
+  return profiler_step_trace([&](const AddSpan& span, double t) {
     span(5, SpanKind::kUserRange, t + 3.5, t + 6.5, "## metrics ##");
     span(5, SpanKind::kCpuOp, t + 4, t + 6, "aten::item");
     span(5, SpanKind::kCpuOp, t + 4, t + 6, "aten::_local_scalar_dense");
     span(5, SpanKind::kRuntimeCall, t + 5.9, t + 6, "cudaStreamSynchronize");
     span(7, SpanKind::kKernel, t, t + 5, "gemm");
     span(7, SpanKind::kKernel, t + 7, device_busy_throughout ? t + 17 : t + 9.5, "gemm");
-  }
-  return run;
+  });
 }
 
 TEST(Diagnosis, SyncInLoopCountsTheDeviceIdleItCauses) {
@@ -373,22 +385,13 @@ TEST(Diagnosis, SyncInLoopCountsTheDeviceIdleItCauses) {
   EXPECT_FALSE(find(stepscope::diagnose({busy, busy_steps, processes}), "sync_in_loop"));
 }
 
-// A trace of CPU training with gloo: ProfilerStep ranges of 10 ms on thread
-// 5, which runs operators from 0 to `compute_ms` of each step, and an
-// all-reduce on gloo's thread 8 from 3 to 8 ms.
+// CPU training with gloo: the step thread runs operators from 0 to
+// `compute_ms` of each step, and gloo's thread 8 all-reduces from 3 to 8 ms.
 stepscope::Run gloo_trace(double compute_ms) {
-  stepscope::Run run;
-  auto span = [&](int64_t tid, SpanKind kind, double start_ms, double end_ms, std::string_view name) {
-    run.spans.push_back({static_cast<int64_t>(start_ms * kMs), static_cast<int64_t>(end_ms * kMs), 5, tid, kind,
-                         run.strings.intern(name)});
-  };
-  for (int i = 0; i < 10; ++i) {
-    double t = i * 10.0;
-    span(5, SpanKind::kUserRange, t, t + 10, "ProfilerStep#" + std::to_string(i));
+  return profiler_step_trace([&](const AddSpan& span, double t) {
     span(5, SpanKind::kCpuOp, t, t + compute_ms, "aten::addmm");
     span(8, SpanKind::kUserRange, t + 3, t + 8, "gloo:all_reduce");
-  }
-  return run;
+  });
 }
 
 TEST(Diagnosis, HostCollectivesCountTheTimeTheStepThreadWaits) {
