@@ -10,19 +10,17 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <string_view>
 
 #include <fmt/format.h>
 
 #include "analyses/diagnosis_rules.hpp"
 #include "analyses/intervals.hpp"
 #include "analyses/span_index.hpp"
+#include "analyses/string_match.hpp"
 
 namespace stepscope {
 
 namespace {
-
-bool is_host_collective_name(std::string_view name) { return name.starts_with("gloo:"); }
 
 struct HostCollectives {
   Intervals in_steps;  // in flight inside the steps: disjoint, by start
@@ -30,30 +28,14 @@ struct HostCollectives {
   std::set<int64_t> threads;
 };
 
-// Which string ids name a host collective: a few thousand names looked at
-// once instead of a test per span; empty when none does.
-std::vector<bool> host_collective_names(const StringTable& strings) {
-  std::vector<bool> named(strings.size());
-  bool any = false;
-  for (StringId id = 0; id < strings.size(); ++id) {
-    named[id] = is_host_collective_name(strings.get(id));
-    any = any || named[id];
-  }
-  return any ? named : std::vector<bool>{};
-}
-
-bool starts_inside(const Intervals& windows, int64_t t) {
-  auto next = std::upper_bound(windows.begin(), windows.end(), Interval{t, INT64_MAX});
-  return next != windows.begin() && std::prev(next)->end_ns > t;
-}
-
 // The collectives of process `pid` (its rank: another process's collectives
 // do not hold up its steps).
 HostCollectives host_collectives(const Run& run, const HostSpansByThread& host_spans, int64_t pid,
                                  const Intervals& windows) {
   HostCollectives out;
-  std::vector<bool> named = host_collective_names(run.strings);
-  if (named.empty()) return out;
+  // Each name is tested once; most traces have no gloo span at all.
+  const std::vector<bool> named = strings_starting_with(run.strings, "gloo:");
+  if (std::find(named.begin(), named.end(), true) == named.end()) return out;
   Intervals spans;
   for (const HostSpansByThread::Thread& thread : host_spans.threads()) {
     if (thread.pid != pid) continue;
@@ -61,7 +43,7 @@ HostCollectives host_collectives(const Run& run, const HostSpansByThread& host_s
       const Span& s = run.spans[host.id];
       if (!named[s.name]) continue;
       spans.push_back({s.start_ns, s.end_ns});
-      if (!starts_inside(windows, s.start_ns)) continue;
+      if (containing(windows, s.start_ns) == windows.end()) continue;
       ++out.calls[run.strings.get(s.name)];
       out.threads.insert(thread.tid);
     }

@@ -213,10 +213,7 @@ Intervals data_waits(const Run& run, const SpanCensus& census, int64_t pid, int6
   return out;
 }
 
-bool inside(const Intervals& spans, int64_t ts) {
-  auto it = std::upper_bound(spans.begin(), spans.end(), Interval{ts, INT64_MAX});
-  return it != spans.begin() && std::prev(it)->end_ns > ts;
-}
+bool inside(const Intervals& spans, int64_t ts) { return containing(spans, ts) != spans.end(); }
 
 // The main thread's data waits, the worker processes (their "worker_batch"
 // markers) and the main thread's GC pauses: rare kinds, which the census lists.

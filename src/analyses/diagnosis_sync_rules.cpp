@@ -142,9 +142,8 @@ std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& in, const Diagnos
   Intervals blocked, idle;
   std::map<std::string, size_t> calls, operators, ranges;
   for (const SyncSite& s : sites) {
-    auto step = std::upper_bound(steps.begin(), steps.end(), Interval{s.start_ns, INT64_MAX});
-    if (step == steps.begin() || std::prev(step)->end_ns <= s.start_ns) continue;
-    --step;
+    auto step = containing(steps, s.start_ns);
+    if (step == steps.end()) continue;
     blocked.push_back({s.start_ns, s.end_ns});
     if (auto gap = sync_idle_gap(busy, s, step->end_ns)) idle.push_back(*gap);
     ++calls[s.call];

@@ -89,4 +89,10 @@ int64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interva
   return overlap;
 }
 
+Intervals::const_iterator containing(const Intervals& by_start, int64_t t) {
+  auto next = std::upper_bound(by_start.begin(), by_start.end(), Interval{t, INT64_MAX});
+  if (next == by_start.begin() || std::prev(next)->end_ns <= t) return by_start.end();
+  return std::prev(next);
+}
+
 }  // namespace stepscope

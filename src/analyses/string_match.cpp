@@ -8,4 +8,10 @@ std::vector<bool> strings_equal_to(const StringTable& strings, std::string_view 
   return equal;
 }
 
+std::vector<bool> strings_starting_with(const StringTable& strings, std::string_view prefix) {
+  std::vector<bool> starts(strings.size());
+  for (StringId id = 0; id < starts.size(); ++id) starts[id] = strings.get(id).starts_with(prefix);
+  return starts;
+}
+
 }  // namespace stepscope

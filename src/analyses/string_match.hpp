@@ -13,5 +13,7 @@ namespace stepscope {
 // Per string id, whether the string is `text`. Interning makes that one id,
 // but a table loaded from a file is not checked for duplicates, so all are found.
 std::vector<bool> strings_equal_to(const StringTable& strings, std::string_view text);
+// Per string id, whether the string starts with `prefix`.
+std::vector<bool> strings_starting_with(const StringTable& strings, std::string_view prefix);
 
 }  // namespace stepscope

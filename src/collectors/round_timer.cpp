@@ -28,14 +28,14 @@ void add_to_epoll(int epoll_fd, int fd, uint32_t tag) {
 }  // namespace
 
 RoundTimer::RoundTimer(int watched_fd)
-    : epoll_(epoll_create1(EPOLL_CLOEXEC)), watched_fd_(watched_fd) {
+    : epoll_(epoll_create1(EPOLL_CLOEXEC)) {
   if (!epoll_.valid()) fail("round timer: epoll_create1");
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     slots_[i].fd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (!slots_[i].fd.valid()) fail("round timer: timerfd_create");
     add_to_epoll(epoll_.get(), slots_[i].fd.get(), i);
   }
-  if (watched_fd_ >= 0) add_to_epoll(epoll_.get(), watched_fd_, kWatchedTag);
+  if (watched_fd >= 0) add_to_epoll(epoll_.get(), watched_fd, kWatchedTag);
 }
 
 int RoundTimer::slot_set_for(int64_t deadline_ns) const {

@@ -50,7 +50,6 @@ class RoundTimer {
 
   std::array<Slot, 2> slots_;
   UniqueFd epoll_;
-  int watched_fd_;
   int64_t timers_set_ = 0;
 };
 

@@ -3,9 +3,22 @@
 #include <algorithm>
 
 #include "analyses/gpu.hpp"
+#include "analyses/intervals.hpp"
 
 namespace stepscope {
 namespace {
+
+TEST(Containing, FindsTheIntervalATimeFallsIn) {
+  const Intervals steps{{0, 10}, {10, 20}, {30, 40}};
+  EXPECT_EQ(containing(steps, 0), steps.begin());       // a start is inside
+  EXPECT_EQ(containing(steps, 10), steps.begin() + 1);  // an end is not
+  EXPECT_EQ(containing(steps, 39), steps.begin() + 2);
+  EXPECT_EQ(containing(steps, 25), steps.end());        // a gap
+  EXPECT_EQ(containing(steps, -1), steps.end());
+  EXPECT_EQ(containing(steps, 40), steps.end());
+  const Intervals none;
+  EXPECT_EQ(containing(none, 5), none.end());
+}
 
 // merge_unsorted merges a few sorted runs instead of sorting: the union must
 // be that of sorting, for few runs and many.
