@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/collectors/python_offsets_generated.hpp from CPython's headers.
+"""Generate src/collectors/python/offsets_generated.hpp from CPython's headers.
 
 The stack reader needs the byte offsets of fields inside CPython's internal
 structs (_PyRuntimeState, PyThreadState, frames, code objects, strings). They
@@ -11,7 +11,7 @@ prints offsetof/sizeof of every field, and writes one constexpr PythonLayout
 per minor version.
 
 3.13 and later publish the same facts in _Py_DebugOffsets inside the running
-interpreter, so they need no table (see python_debug_offsets.cpp).
+interpreter, so they need no table (see src/collectors/python/debug_offsets.cpp).
 
 Usage: tools/gen_python_offsets.py [--pyenv-root DIR] [--output FILE] [--cc CC]
 Standard library only. tests/integration/test_python_offsets_generated.sh
@@ -29,7 +29,7 @@ import tempfile
 
 MINORS = (8, 9, 10, 11, 12)
 REPO = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_OUTPUT = REPO / "src" / "collectors" / "python_offsets_generated.hpp"
+DEFAULT_OUTPUT = REPO / "src" / "collectors" / "python" / "offsets_generated.hpp"
 
 
 def includes(minor):
@@ -218,7 +218,7 @@ def render_file(tables, versions):
         "// Regenerate: python3 tools/gen_python_offsets.py",
         "#pragma once",
         "",
-        '#include "collectors/python_layout.hpp"',
+        '#include "collectors/python/layout.hpp"',
         "",
         "namespace stepscope::python {",
         "",

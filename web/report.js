@@ -1,4 +1,4 @@
-// The stepscope HTML report: draws the JSON document that report_html.cpp
+// The stepscope HTML report: draws the JSON document that renderers/report/html.cpp
 // embeds in #stepscope-data (docs/html-report.md). Every string from the run
 // reaches the page through textContent or d3's .text(), never as markup.
 // Each section renders on its own: one that is absent from the data stays

@@ -20,14 +20,14 @@
 #include <utility>
 #include <vector>
 
-#include "analyses/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
-#include "analyses/gpu.hpp"
+#include "analyses/device/gpu.hpp"
 #include "analyses/ops.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/report.hpp"
-#include "analyses/span_index.hpp"
-#include "analyses/steps.hpp"
+#include "analyses/spans/span_index.hpp"
+#include "analyses/steps/steps.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/flow_binding.hpp"
 #include "shared_trace.hpp"

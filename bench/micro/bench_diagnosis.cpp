@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "analyses/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 
 namespace stepscope {
 namespace {

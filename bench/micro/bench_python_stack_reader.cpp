@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/memory_maps.hpp"
-#include "collectors/python_process.hpp"
+#include "collectors/process/memory_maps.hpp"
+#include "collectors/python/process.hpp"
 
 extern char** environ;
 

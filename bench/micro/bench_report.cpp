@@ -9,8 +9,8 @@
 #include "analyses/counter_series.hpp"
 #include "analyses/flame_tree.hpp"
 #include "analyses/report.hpp"
-#include "renderers/report_html.hpp"
-#include "renderers/report_json.hpp"
+#include "renderers/report/html.hpp"
+#include "renderers/report/json.hpp"
 
 namespace stepscope {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/fork_gate.hpp"
-#include "collectors/process_tree_scanner.hpp"
+#include "collectors/process/fork_gate.hpp"
+#include "collectors/process/tree_scanner.hpp"
 
 namespace stepscope {
 namespace {

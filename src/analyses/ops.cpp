@@ -5,8 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyses/device_activity.hpp"
-#include "analyses/span_index.hpp"
+#include "analyses/device/activity.hpp"
+#include "analyses/spans/span_index.hpp"
 #include "run/profiler_step_name.hpp"
 
 namespace stepscope {

@@ -23,8 +23,8 @@
 
 namespace stepscope {
 
-class HostSpansByThread;  // analyses/span_index.hpp
-class DeviceLaunches;     // analyses/device_activity.hpp
+class HostSpansByThread;  // analyses/spans/span_index.hpp
+class DeviceLaunches;     // analyses/device/activity.hpp
 
 // The rows torch keeps apart even when names are equal.
 enum class OpRowKind : uint8_t { kHost, kUserAnnotation, kDevice };

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/span_census.hpp"
+#include "analyses/spans/span_census.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {

@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include "analyses/span_index.hpp"
+#include "analyses/spans/span_index.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {

@@ -12,12 +12,12 @@
 #include <optional>
 #include <vector>
 
-#include "analyses/profiler_steps.hpp"
+#include "analyses/steps/profiler_steps.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
 
-class HostSpansByThread;  // analyses/span_index.hpp
+class HostSpansByThread;  // analyses/spans/span_index.hpp
 
 struct StackWeight {
   StackId stack = StackTree::kRoot;

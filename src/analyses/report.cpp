@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "analyses/span_index.hpp"
+#include "analyses/spans/span_index.hpp"
 
 namespace stepscope {
 

@@ -1,5 +1,5 @@
 // What `stepscope report` shows, gathered from the analyses. Renderers
-// (report_text, report_json) draw it; later analyses (steps, ops, gpu,
+// (renderers/report/: text, json, html) draw it; later analyses (steps, ops, gpu,
 // diagnosis) add their results here.
 #pragma once
 
@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "analyses/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
-#include "analyses/gpu.hpp"
+#include "analyses/device/gpu.hpp"
 #include "analyses/ops.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
-#include "analyses/rank_comparison.hpp"
+#include "analyses/device/rank_comparison.hpp"
 #include "analyses/side_by_side.hpp"
-#include "analyses/steps.hpp"
+#include "analyses/steps/steps.hpp"
 
 namespace stepscope {
 

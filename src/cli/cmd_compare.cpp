@@ -4,15 +4,15 @@
 
 #include <fmt/format.h>
 
-#include "analyses/compare.hpp"
-#include "analyses/compare_steps.hpp"
+#include "analyses/compare/compare.hpp"
+#include "analyses/compare/steps.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
 #include "history/history_db.hpp"
-#include "renderers/compare_json.hpp"
-#include "renderers/compare_markdown.hpp"
-#include "renderers/compare_text.hpp"
+#include "renderers/compare/json.hpp"
+#include "renderers/compare/markdown.hpp"
+#include "renderers/compare/text.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {

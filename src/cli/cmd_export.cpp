@@ -5,10 +5,10 @@
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
-#include "renderers/collapsed.hpp"
-#include "renderers/flamegraph_svg.hpp"
-#include "renderers/perfetto.hpp"
-#include "renderers/speedscope.hpp"
+#include "renderers/export/collapsed.hpp"
+#include "renderers/export/flamegraph_svg.hpp"
+#include "renderers/export/perfetto.hpp"
+#include "renderers/export/speedscope.hpp"
 
 namespace stepscope::cli {
 

@@ -2,8 +2,8 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "history/history_db.hpp"
-#include "renderers/history_json.hpp"
-#include "renderers/history_text.hpp"
+#include "renderers/compare/history_json.hpp"
+#include "renderers/compare/history_text.hpp"
 
 namespace stepscope::cli {
 

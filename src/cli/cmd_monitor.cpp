@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "collectors/proc_threads.hpp"
+#include "collectors/process/proc_threads.hpp"
 #include "collectors/recorder.hpp"
-#include "collectors/sysmon.hpp"
-#include "renderers/monitor_csv.hpp"
-#include "renderers/monitor_jsonl.hpp"
-#include "renderers/monitor_table.hpp"
+#include "collectors/sysmon/sysmon.hpp"
+#include "renderers/monitor/csv.hpp"
+#include "renderers/monitor/jsonl.hpp"
+#include "renderers/monitor/table.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {

@@ -11,9 +11,9 @@
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
-#include "renderers/report_html.hpp"
-#include "renderers/report_json.hpp"
-#include "renderers/report_text.hpp"
+#include "renderers/report/html.hpp"
+#include "renderers/report/json.hpp"
+#include "renderers/report/text.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {

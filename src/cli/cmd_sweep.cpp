@@ -5,16 +5,16 @@
 
 #include <fmt/format.h>
 
-#include "analyses/compare_steps.hpp"
-#include "analyses/sweep.hpp"
+#include "analyses/compare/steps.hpp"
+#include "analyses/compare/sweep.hpp"
 #include "cli/commands.hpp"
 #include "cli/history_append.hpp"
 #include "cli/output.hpp"
 #include "collectors/recorder.hpp"
 #include "history/history_db.hpp"
-#include "renderers/sweep_html.hpp"
+#include "renderers/compare/sweep_html.hpp"
 #include "renderers/escape.hpp"
-#include "renderers/sweep_text.hpp"
+#include "renderers/compare/sweep_text.hpp"
 #include "run/run_file.hpp"
 #include "util/error.hpp"
 

@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "collectors/child_process.hpp"
-#include "collectors/gpu_source.hpp"
-#include "collectors/hook_channel.hpp"
-#include "collectors/proc_threads.hpp"
+#include "collectors/process/child_process.hpp"
+#include "collectors/gpu/source.hpp"
+#include "collectors/hooks/channel.hpp"
+#include "collectors/process/proc_threads.hpp"
 #include "collectors/recording_source.hpp"
-#include "collectors/sysmon_source.hpp"
+#include "collectors/sysmon/source.hpp"
 #include "run/run_file.hpp"
 #include "util/error.hpp"
 

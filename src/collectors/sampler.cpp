@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "collectors/child_process.hpp"
-#include "collectors/proc_threads.hpp"
-#include "collectors/thread_looks.hpp"
+#include "collectors/process/child_process.hpp"
+#include "collectors/process/proc_threads.hpp"
+#include "collectors/process/thread_looks.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
 

@@ -17,12 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/exit_watch.hpp"
-#include "collectors/fork_gate.hpp"
-#include "collectors/proc_threads.hpp"
-#include "collectors/process_tree_scanner.hpp"
-#include "collectors/python_process.hpp"
-#include "collectors/thread_state_reader.hpp"
+#include "collectors/process/exit_watch.hpp"
+#include "collectors/process/fork_gate.hpp"
+#include "collectors/process/proc_threads.hpp"
+#include "collectors/process/tree_scanner.hpp"
+#include "collectors/python/process.hpp"
+#include "collectors/process/thread_state_reader.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {

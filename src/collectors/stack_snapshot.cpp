@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "collectors/proc_threads.hpp"
-#include "collectors/process_tree.hpp"
-#include "collectors/python_process.hpp"
+#include "collectors/process/proc_threads.hpp"
+#include "collectors/process/tree.hpp"
+#include "collectors/python/process.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "collectors/gpu_records.hpp"
+#include "collectors/gpu/records.hpp"
 
 namespace stepscope::cupti {
 

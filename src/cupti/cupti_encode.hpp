@@ -1,4 +1,4 @@
-// CUPTI activity records -> the portable records of collectors/gpu_records.hpp.
+// CUPTI activity records -> the portable records of collectors/gpu/records.hpp.
 // The one place that reads CUPTI's structs; kept apart from the injection
 // (which needs a GPU) so unit tests feed it buffers of the real structs.
 //

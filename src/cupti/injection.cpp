@@ -1,7 +1,7 @@
 // libstepscope-cupti.so: loaded into every process of a recorded command that
 // initializes CUDA (CUDA_INJECTION64_PATH; `record --gpu`). It gathers
 // activity with CUPTI and streams it to STEPSCOPE_GPU_DIR/PID.gpu in the
-// portable format of collectors/gpu_records.hpp; the recorder reads it.
+// portable format of collectors/gpu/records.hpp; the recorder reads it.
 //
 // It prints nothing, except one line when another CUPTI client holds the
 // process (then it steps aside). Everything else it has to say goes into the
@@ -30,7 +30,7 @@
 
 #include <cupti.h>
 
-#include "collectors/gpu_records.hpp"
+#include "collectors/gpu/records.hpp"
 #include "cupti/cupti_encode.hpp"
 #include "cupti/cupti_library.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/steps.hpp"
+#include "analyses/steps/steps.hpp"
 
 namespace stepscope {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "analyses/statistics.hpp"
+#include "analyses/compare/statistics.hpp"
 
 namespace stepscope {
 

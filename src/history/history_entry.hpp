@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "analyses/compare_steps.hpp"
+#include "analyses/compare/steps.hpp"
 #include "history/history_db.hpp"
 
 namespace stepscope {

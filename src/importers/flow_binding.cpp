@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "analyses/nearly_sorted.hpp"
+#include "util/nearly_sorted.hpp"
 
 namespace stepscope {
 

@@ -9,9 +9,9 @@ if [ ! -d "$PYENV_ROOT/versions" ]; then
   exit 0
 fi
 
-committed="$STEPSCOPE_REPO/src/collectors/python_offsets_generated.hpp"
+committed="$STEPSCOPE_REPO/src/collectors/python/offsets_generated.hpp"
 python3 "$STEPSCOPE_REPO/tools/gen_python_offsets.py" --pyenv-root "$PYENV_ROOT" \
   --output "$WORK/regenerated.hpp" || fail "the generator failed"
 diff -u "$committed" "$WORK/regenerated.hpp" >&2 ||
-  fail "python_offsets_generated.hpp differs from the generator's output: run tools/gen_python_offsets.py"
+  fail "src/collectors/python/offsets_generated.hpp differs from the generator's output: run tools/gen_python_offsets.py"
 echo "1 passed, 0 failed"

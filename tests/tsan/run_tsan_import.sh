@@ -11,6 +11,6 @@ mkdir -p "$build"
 cd "$root"
 g++ -std=c++20 -O1 -g -fsanitize=thread -Isrc -Itests/unit \
     src/importers/*.cpp src/util/byte_stream.cpp src/util/gzip_decoder.cpp src/util/mapped_file.cpp src/util/file_bytes.cpp src/run/run.cpp src/run/string_table.cpp src/run/stack_tree.cpp \
-    tests/unit/test_trace_event_pipeline.cpp \
+    tests/unit/importers/test_trace_event_pipeline.cpp \
     -o "$build/test_import_tsan" -lgtest -lgtest_main -lfmt -lsimdjson -lz -lisal -pthread
 TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$build/test_import_tsan"

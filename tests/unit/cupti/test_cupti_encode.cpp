@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collectors/gpu_file_decoder.hpp"
-#include "collectors/gpu_run_builder.hpp"
+#include "collectors/gpu/file_decoder.hpp"
+#include "collectors/gpu/run_builder.hpp"
 #include "cupti/cupti_encode.hpp"
 
 namespace {

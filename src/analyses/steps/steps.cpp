@@ -1,0 +1,427 @@
+#include "analyses/steps/steps.hpp"
+
+#include "analyses/device/activity.hpp"
+#include "analyses/spans/intervals.hpp"
+#include "analyses/steps/profiler_steps.hpp"
+#include "analyses/steps/stragglers.hpp"
+#include "analyses/spans/string_match.hpp"
+#include "analyses/steps/trace_steps.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace stepscope {
+
+namespace {
+
+using ThreadKey = std::pair<int64_t, int64_t>;
+
+constexpr double kMsPerNs = 1e-6;
+
+std::optional<StepPhase> phase_of(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::kDataWait:
+      return StepPhase::kDataWait;
+    case SpanKind::kForward:
+      return StepPhase::kForward;
+    case SpanKind::kBackward:
+      return StepPhase::kBackward;
+    case SpanKind::kOptimizer:
+      return StepPhase::kOptimizer;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The phase spans of each thread, per phase.
+struct PhaseIndex {
+  std::map<ThreadKey, std::array<Intervals, kStepPhaseCount>> by_thread;
+
+  explicit PhaseIndex(const Run& run) {
+    for (const Span& s : run.spans) {
+      if (auto phase = phase_of(s.kind); phase && s.end_ns >= s.start_ns) {
+        by_thread[{s.pid, s.tid}][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
+      }
+    }
+    for (auto& [key, phases] : by_thread) {
+      for (Intervals& spans : phases) std::sort(spans.begin(), spans.end());
+    }
+  }
+
+  const std::array<Intervals, kStepPhaseCount>* find(int64_t pid, int64_t tid) const {
+    auto it = by_thread.find({pid, tid});
+    return it == by_thread.end() ? nullptr : &it->second;
+  }
+};
+
+// Time of `spans` inside [start, end).
+int64_t overlap_ns(const Intervals& spans, int64_t start, int64_t end) {
+  auto it = std::lower_bound(spans.begin(), spans.end(), Interval{start, 0});
+  if (it != spans.begin()) --it;  // one that starts before may reach in
+  int64_t total = 0;
+  for (; it != spans.end() && it->start_ns < end; ++it) {
+    total += std::max<int64_t>(0, std::min(end, it->end_ns) - std::max(start, it->start_ns));
+  }
+  return total;
+}
+
+// Per-step counters keyed by (pid, step end).
+struct StepCounters {
+  std::map<std::string, std::map<ThreadKey, int64_t>> values;
+
+  explicit StepCounters(const Run& run) {
+    for (const CounterValue& v : run.counter_values) {
+      const CounterTrack& track = run.counter_tracks.at(v.track);
+      const std::string& name = run.strings.get(track.name);
+      if (name.rfind("step_", 0) == 0) values[name][{track.pid, v.ts_ns}] = std::llround(v.value);
+    }
+  }
+
+  int64_t get(const std::string& name, int64_t pid, int64_t ts) const {
+    auto series = values.find(name);
+    if (series == values.end()) return -1;
+    auto it = series->second.find({pid, ts});
+    return it == series->second.end() ? -1 : it->second;
+  }
+};
+
+std::optional<std::string> process_fact(const Run& run, int64_t pid, std::string_view key) {
+  auto it = run.metadata.find(fmt::format("hooks.{}.{}", pid, key));
+  if (it == run.metadata.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> process_rank(const Run& run, int64_t pid) {
+  auto text = process_fact(run, pid, "rank");
+  if (!text || text->empty() || text->size() > 9) return std::nullopt;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  return std::stoll(*text);
+}
+
+void fill_phases(StepRecord& step, const std::array<Intervals, kStepPhaseCount>* phases) {
+  int64_t measured = 0;
+  if (phases) {
+    for (size_t p = 0; p < kStepPhaseCount; ++p) {
+      if (p == static_cast<size_t>(StepPhase::kOther)) continue;
+      step.phase_ns[p] = overlap_ns((*phases)[p], step.start_ns, step.end_ns);
+      measured += step.phase_ns[p];
+    }
+  }
+  step.phase_ns[static_cast<size_t>(StepPhase::kOther)] = std::max<int64_t>(0, step.time_ns() - measured);
+}
+
+double percentile(const std::vector<int64_t>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  double rank = q * static_cast<double>(sorted.size() - 1);
+  size_t low = static_cast<size_t>(std::floor(rank));
+  size_t high = std::min(low + 1, sorted.size() - 1);
+  double frac = rank - static_cast<double>(low);
+  return (static_cast<double>(sorted[low]) * (1 - frac) + static_cast<double>(sorted[high]) * frac) * kMsPerNs;
+}
+
+std::vector<HistogramBin> histogram(const std::vector<int64_t>& sorted, size_t bins) {
+  if (sorted.empty() || bins == 0) return {};
+  double low = static_cast<double>(sorted.front()) * kMsPerNs;
+  double high = static_cast<double>(sorted.back()) * kMsPerNs;
+  if (high <= low) return {{low, high, sorted.size()}};
+  double width = (high - low) / static_cast<double>(bins);
+  std::vector<HistogramBin> out(bins);
+  for (size_t i = 0; i < bins; ++i) out[i] = {low + width * static_cast<double>(i), low + width * static_cast<double>(i + 1), 0};
+  for (int64_t ns : sorted) {
+    auto bin = static_cast<size_t>((static_cast<double>(ns) * kMsPerNs - low) / width);
+    ++out[std::min(bin, bins - 1)].count;
+  }
+  return out;
+}
+
+std::optional<double> rate(const std::vector<StepRecord>& steady, int64_t StepRecord::*field) {
+  int64_t amount = 0, ns = 0;
+  for (const StepRecord& s : steady) {
+    if (s.*field < 0) continue;
+    amount += s.*field;
+    ns += s.time_ns();
+  }
+  if (ns <= 0) return std::nullopt;
+  return static_cast<double>(amount) / (static_cast<double>(ns) / 1e9);
+}
+
+std::optional<int64_t> peak(const std::vector<StepRecord>& steps, int64_t StepRecord::*field) {
+  std::optional<int64_t> best;
+  for (const StepRecord& s : steps) {
+    if (s.*field >= 0) best = std::max(best.value_or(0), s.*field);
+  }
+  return best;
+}
+
+void summarize(ProcessSteps& p, size_t bins) {
+  p.warmup_steps = warmup_step_count(p.steps.size());
+  for (size_t i = 0; i < p.warmup_steps; ++i) p.steps[i].warmup = true;
+  std::vector<StepRecord> steady(p.steps.begin() + static_cast<std::ptrdiff_t>(p.warmup_steps), p.steps.end());
+  p.samples_per_sec = rate(steady, &StepRecord::samples);
+  p.tokens_per_sec = rate(steady, &StepRecord::tokens);
+  std::vector<int64_t> times;
+  int64_t total = 0;
+  std::array<int64_t, kStepPhaseCount> phase_total{};
+  for (const StepRecord& s : steady) {
+    times.push_back(s.time_ns());
+    total += s.time_ns();
+    for (size_t i = 0; i < kStepPhaseCount; ++i) phase_total[i] += s.phase_ns[i];
+  }
+  std::sort(times.begin(), times.end());
+  p.step_time = {percentile(times, 0.5), percentile(times, 0.9), percentile(times, 0.99),
+                 times.empty() ? 0 : static_cast<double>(total) * kMsPerNs / static_cast<double>(times.size())};
+  p.histogram = histogram(times, bins);
+  for (size_t i = 0; i < kStepPhaseCount; ++i) {
+    p.phase_fractions[i] = total > 0 ? static_cast<double>(phase_total[i]) / static_cast<double>(total) : 0;
+  }
+  p.peak_host_bytes = peak(p.steps, &StepRecord::host_peak_bytes);
+  p.peak_device_bytes = peak(p.steps, &StepRecord::device_peak_bytes);
+}
+
+// Ranked processes first, by rank; the others by pid.
+void order_by_rank(std::vector<ProcessSteps>& processes) {
+  std::stable_sort(processes.begin(), processes.end(), [](const ProcessSteps& a, const ProcessSteps& b) {
+    if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();
+    return a.rank.value_or(0) < b.rank.value_or(0);
+  });
+}
+
+// A trace's steps: throughput and memory unknown (the trace has neither
+// batch sizes nor per-step peaks); the rank is the trace's.
+std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOptions& options,
+                                                 const std::vector<const Span*>& profiler_steps) {
+  std::vector<ProcessSteps> out;
+  std::optional<int64_t> rank = trace_rank(run);
+  for (TraceProcessSteps& t : trace_steps(run, profiler_steps)) {
+    ProcessSteps& p = out.emplace_back();
+    p.pid = t.pid;
+    p.rank = rank;
+    p.steps = std::move(t.steps);
+    p.profiler_ranges = t.ranges;
+    p.last_range_left_out = t.last_left_out;
+    p.loader_iterator = std::move(t.loader_iterator);
+    summarize(p, options.histogram_bins);
+  }
+  order_by_rank(out);
+  return out;
+}
+
+// `census` null: the steps found by a pass over the spans.
+std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options, const SpanCensus* census) {
+  std::map<int64_t, std::vector<const Span*>> steps_by_pid;
+  auto add = [&](const Span& s) {
+    if (s.kind == SpanKind::kStep && s.end_ns >= s.start_ns) steps_by_pid[s.pid].push_back(&s);
+  };
+  if (census) {
+    for (SpanId id : census->ids(SpanKind::kStep)) add(run.spans[id]);
+  } else {
+    for (const Span& s : run.spans) add(s);
+  }
+  if (steps_by_pid.empty()) return {};  // a trace's steps: no phase index to build
+  PhaseIndex phases(run);
+  StepCounters counters(run);
+  std::vector<ProcessSteps> out;
+  for (auto& [pid, spans] : steps_by_pid) {
+    std::sort(spans.begin(), spans.end(), [](const Span* a, const Span* b) { return a->end_ns < b->end_ns; });
+    ProcessSteps& p = out.emplace_back();
+    p.pid = pid;
+    p.rank = process_rank(run, pid);
+    p.host_peak_per_step = process_fact(run, pid, "rss_peak") == "per_step";
+    for (const Span* span : spans) {
+      StepRecord& step = p.steps.emplace_back();
+      step.start_ns = span->start_ns;
+      step.end_ns = span->end_ns;
+      step.tid = span->tid;
+      fill_phases(step, phases.find(pid, span->tid));
+      step.samples = counters.get("step_samples", pid, span->end_ns);
+      step.tokens = counters.get("step_tokens", pid, span->end_ns);
+      step.host_peak_bytes = counters.get("step_peak_rss", pid, span->end_ns);
+      step.device_peak_bytes = counters.get("step_peak_device_memory", pid, span->end_ns);
+    }
+    summarize(p, options.histogram_bins);
+  }
+  order_by_rank(out);
+  return out;
+}
+
+// Run-level figures describe rank 0, or without ranks the process with the
+// most steps (the training process, not a helper that called step() once).
+size_t pick_primary(const std::vector<ProcessSteps>& processes) {
+  if (!processes.empty() && processes.front().rank) return 0;
+  size_t best = 0;
+  for (size_t i = 1; i < processes.size(); ++i) {
+    if (processes[i].steps.size() > processes[best].steps.size()) best = i;
+  }
+  return best;
+}
+
+std::optional<size_t> pick_slowest(const std::vector<ProcessSteps>& processes) {
+  if (processes.size() < 2) return std::nullopt;
+  size_t slowest = 0;
+  for (size_t i = 1; i < processes.size(); ++i) {
+    if (processes[i].step_time.mean_ms > processes[slowest].step_time.mean_ms) slowest = i;
+  }
+  return slowest;
+}
+
+std::vector<size_t> pick_stragglers(const std::vector<ProcessSteps>& processes) {
+  std::vector<std::optional<double>> means;
+  for (const ProcessSteps& p : processes) means.emplace_back(p.step_time.mean_ms);
+  return find_stragglers(means).indexes;
+}
+
+// --------------------------------------------------------- sample attribution
+
+// The phase of `ts` within the steps of one thread (steps sorted by end).
+std::optional<StepPhase> phase_at(const ProcessSteps& p, const std::array<Intervals, kStepPhaseCount>* phases,
+                                  int64_t tid, int64_t ts) {
+  auto step = std::lower_bound(p.steps.begin(), p.steps.end(), ts,
+                               [](const StepRecord& s, int64_t t) { return s.end_ns <= t; });
+  if (step == p.steps.end() || step->start_ns > ts || step->tid != tid) return std::nullopt;
+  if (phases) {
+    for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) {
+      if (overlap_ns((*phases)[i], ts, ts + 1) > 0) return static_cast<StepPhase>(i);
+    }
+  }
+  return StepPhase::kOther;
+}
+
+bool inside(const Intervals& spans, int64_t ts) { return overlap_ns(spans, ts, ts + 1) > 0; }
+
+FrameId leaf_frame(const Run& run, StackId stack) { return run.stacks.node(stack).frame; }
+
+std::vector<FunctionSamples> top_functions(const Run& run, const std::map<FrameId, uint64_t>& leaves,
+                                           size_t top) {
+  std::map<std::pair<StringId, StringId>, uint64_t> by_function;
+  for (auto [frame, count] : leaves) {
+    const Frame& f = run.frames.get(frame);
+    by_function[{f.function, f.file}] += count;
+  }
+  std::vector<FunctionSamples> out;
+  for (auto [key, count] : by_function) out.push_back({key.first, key.second, count});
+  std::stable_sort(out.begin(), out.end(), [](const FunctionSamples& a, const FunctionSamples& b) {
+    return a.samples > b.samples;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+std::map<int64_t, Intervals> worker_batches(const Run& run) {
+  std::map<int64_t, Intervals> out;
+  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
+  for (const Span& s : run.spans) {
+    if (s.kind == SpanKind::kOther && worker_batch[s.name]) {
+      out[s.pid].push_back({s.start_ns, s.end_ns});
+    }
+  }
+  for (auto& [pid, spans] : out) std::sort(spans.begin(), spans.end());
+  return out;
+}
+
+StepSampleAttribution attribute_samples(const Run& run, const ProcessSteps& primary, size_t top) {
+  StepSampleAttribution out;
+  if (run.samples.empty()) return out;
+  PhaseIndex phases(run);
+  std::map<int64_t, Intervals> workers = worker_batches(run);
+  std::map<FrameId, uint64_t> wait_leaves, worker_leaves;
+  for (const Sample& s : run.samples) {
+    if (s.stack == StackTree::kRoot) continue;
+    if (s.pid == primary.pid) {
+      auto phase = phase_at(primary, phases.find(s.pid, s.tid), s.tid, s.ts_ns);
+      if (!phase) {
+        if (!primary.steps.empty() && primary.steps.front().tid == s.tid) ++out.outside_steps;
+        continue;
+      }
+      ++out.by_phase[static_cast<size_t>(*phase)];
+      if (*phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
+    } else if (auto w = workers.find(s.pid); w != workers.end() && inside(w->second, s.ts_ns)) {
+      // A worker's helper threads (tensor sharing, pinning) mostly sleep;
+      // what its batches cost is in the threads that run.
+      if (s.state != ThreadState::kIdle) ++worker_leaves[leaf_frame(run, s.stack)];
+    }
+  }
+  for (auto [frame, count] : wait_leaves) out.data_wait_samples += count;
+  for (auto [frame, count] : worker_leaves) out.worker_samples += count;
+  out.data_wait_functions = top_functions(run, wait_leaves, top);
+  out.worker_functions = top_functions(run, worker_leaves, top);
+  return out;
+}
+
+}  // namespace
+
+const char* step_phase_name(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kDataWait:
+      return "data_wait";
+    case StepPhase::kForward:
+      return "forward";
+    case StepPhase::kBackward:
+      return "backward";
+    case StepPhase::kOptimizer:
+      return "optimizer";
+    case StepPhase::kOther:
+      break;
+  }
+  return "other";
+}
+
+size_t warmup_step_count(size_t steps) {
+  if (steps < 2) return 0;
+  return std::clamp<size_t>(steps / 10, 1, 10);
+}
+
+const char* steps_origin_name(StepsOrigin origin) {
+  switch (origin) {
+    case StepsOrigin::kHooks:
+      return "hooks";
+    case StepsOrigin::kProfilerSteps:
+      return "profiler_steps";
+    case StepsOrigin::kNone:
+      break;
+  }
+  return "none";
+}
+
+namespace {
+
+// `profiler_steps` null: found here, only when the run has no hooked steps.
+StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::vector<const Span*>* profiler_steps,
+                      const SpanCensus* census) {
+  StepsAnalysis out;
+  out.processes = collect_processes(run, options, census);
+  out.origin = StepsOrigin::kHooks;
+  if (out.processes.empty()) {
+    out.processes =
+        collect_trace_processes(run, options, profiler_steps ? *profiler_steps : profiler_step_spans(run));
+    out.origin = StepsOrigin::kProfilerSteps;
+  }
+  if (out.processes.empty()) {
+    out.origin = StepsOrigin::kNone;
+    return out;
+  }
+  out.primary = pick_primary(out.processes);
+  out.slowest = pick_slowest(out.processes);
+  out.stragglers = pick_stragglers(out.processes);
+  out.attribution = attribute_samples(run, out.processes[out.primary], options.top_functions);
+  return out;
+}
+
+}  // namespace
+
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
+  return analyze(run, options, nullptr, nullptr);
+}
+
+StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
+                            const std::vector<const Span*>& profiler_steps, const SpanCensus& census) {
+  return analyze(run, options, &profiler_steps, &census);
+}
+
+}  // namespace stepscope

@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analyses/device/gpu.hpp"
+#include "analyses/spans/intervals.hpp"
+
+namespace stepscope {
+namespace {
+
+TEST(Containing, FindsTheIntervalATimeFallsIn) {
+  const Intervals steps{{0, 10}, {10, 20}, {30, 40}};
+  EXPECT_EQ(containing(steps, 0), steps.begin());       // a start is inside
+  EXPECT_EQ(containing(steps, 10), steps.begin() + 1);  // an end is not
+  EXPECT_EQ(containing(steps, 39), steps.begin() + 2);
+  EXPECT_EQ(containing(steps, 25), steps.end());        // a gap
+  EXPECT_EQ(containing(steps, -1), steps.end());
+  EXPECT_EQ(containing(steps, 40), steps.end());
+  const Intervals none;
+  EXPECT_EQ(containing(none, 5), none.end());
+}
+
+// merge_unsorted merges a few sorted runs instead of sorting: the union must
+// be that of sorting, for few runs and many.
+TEST(MergeUnsorted, SortedRunsGiveTheUnionThatSortingGives) {
+  uint64_t state = 42;
+  auto next = [&state](int64_t below) {  // a fixed LCG: the same cases on every run
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(below));
+  };
+  for (size_t runs : {1u, 2u, 3u, 7u, 64u, 65u, 500u}) {
+    std::vector<Interval> intervals;
+    for (size_t r = 0; r < runs; ++r) {
+      int64_t at = next(1000);
+      for (int i = 0; i < 40; ++i) {
+        at += next(30);
+        intervals.push_back({at, at + next(50)});
+      }
+    }
+    std::vector<Interval> sorted = intervals;
+    std::sort(sorted.begin(), sorted.end(), [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+    std::vector<Interval> expected = merge_sorted(sorted);
+    std::vector<Interval> got = merge_unsorted(intervals);
+    ASSERT_EQ(got.size(), expected.size()) << runs << " runs";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].start_ns, expected[i].start_ns);
+      EXPECT_EQ(got[i].end_ns, expected[i].end_ns);
+    }
+    EXPECT_GT(total_length(got), 0);
+  }
+  EXPECT_TRUE(merge_unsorted({}).empty());
+}
+
+}  // namespace
+}  // namespace stepscope

@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "analyses/report.hpp"
+#include "analyses/side_by_side.hpp"
+#include "importers/chrome_trace.hpp"
+#include "renderers/report/json.hpp"
+#include "util/error.hpp"
+#include "kineto_testdata.hpp"
+
+namespace stepscope {
+namespace {
+
+TEST(SideBySide, RunsEveryTaskAndLaterTasksSeeWhatTheyWaitFor) {
+  for (size_t threads : {1u, 2u, 4u, 16u}) {
+    SideBySide work;
+    std::vector<int64_t> squares(100, 0);
+    int64_t sum = -1;
+    std::vector<SideBySide::Task> tasks;
+    for (int64_t i = 0; i < 100; ++i) tasks.push_back(work.add([&, i] { squares[i] = i * i; }));
+    work.add([&] {
+      int64_t total = 0;
+      for (SideBySide::Task task : tasks) {
+        work.wait_for(task);
+        total += squares[task];
+      }
+      sum = total;
+    });
+    work.run(threads);
+    EXPECT_EQ(sum, 328350) << threads << " threads";  // 0² + ... + 99² = 99·100·199/6
+  }
+}
+
+TEST(SideBySide, NoTasksIsNothingToDo) {
+  SideBySide work;
+  EXPECT_NO_THROW(work.run(4));
+}
+
+TEST(SideBySide, RethrowsTheFirstFailedTaskInOrderAddedAfterAllHaveRun) {
+  for (size_t threads : {1u, 3u}) {
+    SideBySide work;
+    std::atomic<int> ran{0};
+    work.add([&] { ran++; });
+    auto first = work.add([&] {
+      ran++;
+      throw InputError("first");
+    });
+    work.add([&] {
+      ran++;
+      throw std::runtime_error("second");
+    });
+    bool dependent_saw_error = false;
+    work.add([&] {
+      ran++;
+      try {
+        work.wait_for(first);
+      } catch (const InputError&) {
+        dependent_saw_error = true;
+        throw;
+      }
+    });
+    try {
+      work.run(threads);
+      FAIL() << "no exception";
+    } catch (const InputError& error) {
+      EXPECT_STREQ(error.what(), "first");
+    }
+    EXPECT_EQ(ran.load(), 4);
+    EXPECT_TRUE(dependent_saw_error);
+  }
+}
+
+std::string report_json(const Report& report) {
+  std::ostringstream out;
+  write_report_json(report, out);
+  return out.str();
+}
+
+// The same report, byte for byte, whatever the number of threads: on real
+// traces with device activity, synchronizations and several ranks.
+TEST(SideBySide, ReportIsTheSameOnOneThreadAndOnMany) {
+  std::vector<std::string> ranks;
+  for (const char* folder : {"ns_resolution_trace", "amd_trace", "nccl_parser_config", "cpu_only"}) {
+    std::filesystem::path path = test::kineto_trace(folder);
+    if (path.empty()) GTEST_SKIP() << "testdata not found (set STEPSCOPE_SHARED)";
+    ranks.push_back(path.string());
+  }
+  stepscope::Run first = import_chrome_trace(ranks.front());
+  std::vector<std::string> others(ranks.begin() + 1, ranks.end());
+  auto open = [](const std::string& path) { return import_chrome_trace(path); };
+  std::string expected;
+  for (size_t threads : {1u, 2u, 3u, 8u}) {
+    stepscope::Report report = build_report(first, ranks.front(), {}, {}, threads);
+    add_ranks(report, others, open, threads);
+    std::string json = report_json(report);
+    ASSERT_EQ(report.gpu.ranks.size(), 4u);
+    if (expected.empty()) {
+      expected = json;
+      // One rank after another, as `add_rank` alone does it.
+      stepscope::Report one_by_one = build_report(first, ranks.front(), {}, {}, 1);
+      for (const std::string& path : others) add_rank(one_by_one, import_chrome_trace(path), path);
+      EXPECT_EQ(report_json(one_by_one), expected);
+    }
+    EXPECT_EQ(json, expected) << threads << " threads";
+  }
+}
+
+TEST(SideBySide, AnErrorOpeningRanksIsTheFirstFailingRanks) {
+  stepscope::Run run;
+  stepscope::Report report = build_report(run, "r0.json", {}, {}, 2);
+  auto open = [](const std::string& path) -> stepscope::Run {
+    if (path != "ok") throw InputError(path + ": broken");
+    return {};
+  };
+  try {
+    add_ranks(report, {"ok", "r2.json", "r3.json", "ok"}, open, 4);
+    FAIL() << "no exception";
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(), "r2.json: broken");
+  }
+}
+
+}  // namespace
+}  // namespace stepscope
