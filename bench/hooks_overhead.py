@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""Step-time overhead of stepscope's in-process hooks, and of hooks + the sampler.
+"""Step-time overhead of stepscope's in-process hooks.
 
-Runs one training loop of ~5 ms steps (a small MLP on the CPU, a DataLoader over an
-in-memory dataset, AdamW) in three settings, interleaved round by round so that
-machine noise hits all of them alike:
+Default (in one process): a training loop on the CPU (an in-memory DataLoader)
+runs blocks of steps with the hooks out and with them in, alternating ABBA round by
+round inside one process, so that the machine's slow drifts (a vCPU's state, other
+load) hit both alike. The hooks send to a socket this script drains, as they would to
+`record`. It prints each setting's median and mean step, and the hooks' cost per step
+in microseconds: the median over rounds of (hooks block - bare block), with its range.
 
-  bare      plain python
-  hooks     the hooks on, sending to a socket this script drains (no sampler)
-  sampled   under `stepscope record --rate 100` (hooks + sampler)
+  --model blocks   60 blocks of Linear(32, 32) and ReLU, and a last Linear: 182 modules, SGD
+  --model mlp      an MLP of 3 Linear layers (width --width): 6 modules, AdamW
 
-and prints each setting's median step time and its ratio to bare.
+--processes instead runs whole processes, round by round: bare, the hooks alone, and
+under `stepscope record --rate 100` (hooks and the sampler), which is how the sampler's
+share is seen (the sampler cannot be taken out of a running process). --baseline DIR adds
+the hooks of another checkout's python/ directory (say, a `git worktree` of the commit
+before a change) as a fourth setting of the same rounds.
 
-  bench/hooks_overhead.py [--stepscope build/stepscope] [--rounds 5] [--steps 400]
+  bench/hooks_overhead.py [--model blocks|mlp] [--rounds 200] [--block 13]
+  bench/hooks_overhead.py --processes [--rounds 5] [--steps 400] [--baseline DIR/python]
 """
 import argparse
 import json
@@ -25,41 +32,92 @@ import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# argv: model, width, then either "blocks ROUNDS BLOCK" (in-process A/B) or
+# "steps N" (one setting for the whole process).
 LOOP = r"""
-import json, sys, time
+import json, statistics, sys, time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 torch.set_num_threads(1)
 torch.manual_seed(0)
-steps, width = int(sys.argv[1]), int(sys.argv[2])
-data = TensorDataset(torch.randn(64 * (steps + 60), 256), torch.randint(0, 10, (64 * (steps + 60),)))
-model = torch.nn.Sequential(torch.nn.Linear(256, width), torch.nn.ReLU(), torch.nn.Linear(width, width),
-                            torch.nn.ReLU(), torch.nn.Linear(width, 10))
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-times = []
-last = time.perf_counter()
-for x, y in DataLoader(data, batch_size=64):
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    now = time.perf_counter()
-    times.append(now - last)
-    last = now
-    if len(times) == steps + 50:
-        break
-times = times[50:]  # warm-up
-print("RESULT " + json.dumps({"median_ms": 1e3 * sorted(times)[len(times) // 2],
-                              "mean_ms": 1e3 * sum(times) / len(times)}))
+model_kind, width, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+nn = torch.nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear, self.act = nn.Linear(32, 32), nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.linear(x))
+
+
+if model_kind == "blocks":
+    features, batch = 32, 64
+    model = nn.Sequential(*[Block() for _ in range(60)], nn.Linear(32, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+else:
+    features, batch = 256, 64
+    model = nn.Sequential(nn.Linear(256, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+                          nn.Linear(width, 10))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+
+def batches():
+    data = TensorDataset(torch.randn(batch * 500, features), torch.randint(0, 10, (batch * 500,)))
+    while True:
+        yield from DataLoader(data, batch_size=batch)
+
+
+source = batches()
+
+
+def run(steps):
+    times = []
+    last = time.perf_counter()
+    for _ in range(steps):
+        x, y = next(source)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        now = time.perf_counter()
+        times.append(now - last)
+        last = now
+    return times
+
+
+run(100)  # warm-up: AdamW's lazy set-up, allocator, caches
+if mode == "steps":
+    times = run(int(sys.argv[4]))
+    print("RESULT " + json.dumps({"median_ms": 1e3 * statistics.median(times)}))
+    sys.exit(0)
+
+from stepscope import _torch_hooks as hooks
+rounds, block = int(sys.argv[4]), int(sys.argv[5])
+blocks = {"bare": [], "hooks": []}
+for r in range(rounds):
+    for setting in (("bare", "hooks") if r % 2 == 0 else ("hooks", "bare")):
+        if setting == "hooks":
+            hooks.install(torch)
+        else:
+            hooks.uninstall()
+        blocks[setting].append(run(block))
+hooks.uninstall()
+print("RESULT " + json.dumps(blocks))
 """
 
 
 def drain(sock, stop):
-    sock.settimeout(0.1)
-    while not stop.is_set():
+    """Empties the socket every 10 ms, as `record` does: a sender never wakes a reader
+    blocked in recv (a wake-up that, on a VM, costs the sender an interprocessor interrupt)."""
+    sock.setblocking(False)
+    while not stop.wait(0.01):
         try:
-            sock.recv(65536)
-        except socket.timeout:
+            while True:
+                sock.recv(65536)
+        except BlockingIOError:
             pass
 
 
@@ -69,13 +127,72 @@ def run(cmd, env):
     return json.loads(line[len("RESULT "):])
 
 
+# A hooks block starts with install(): its first step spans the switch, and the next
+# two run with the global module hooks (discovery), as one step in 50 to 150 does later.
+SETTLING = 3
+
+
+def in_process(args, loop, hooked):
+    blocks = run(loop + ["blocks", str(args.rounds), str(args.block)], hooked)
+    steady = {name: [block[SETTLING:] for block in values] for name, values in blocks.items()}
+    print("in one process: %d rounds of a %d-step block each way, model %s; the first %d steps of"
+          " each block apart" % (args.rounds, args.block, args.model, SETTLING))
+    print("%-7s %10s %10s" % ("setting", "median ms", "mean ms"))
+    for name, values in steady.items():
+        steps = [t for block in values for t in block]
+        print("%-7s %10.4f %10.4f" % (name, 1e3 * statistics.median(steps), 1e3 * statistics.mean(steps)))
+    bare = 1e6 * statistics.median([t for block in steady["bare"] for t in block])
+    for stat in (statistics.median, statistics.mean):
+        diffs = [1e6 * (stat(h) - stat(b)) for h, b in zip(steady["hooks"], steady["bare"])]
+        low, high = quartiles(diffs)
+        print("hooks' cost per step, block %-7s %+8.1f us (%+.2f%%); quartiles of the rounds %+.1f, %+.1f us"
+              % (stat.__name__ + "s:", statistics.median(diffs), 100 * statistics.median(diffs) / bare, low, high))
+    discovery = [1e6 * (t - statistics.median(b)) for h, b in zip(blocks["hooks"], steady["bare"]) for t in h[1:SETTLING]]
+    print("a discovery step (global module hooks on): %+.1f us more than a bare step (median); at one"
+          " step in 100 on average, %+.1f us a step" % (statistics.median(discovery), statistics.median(discovery) / 100))
+
+
+def quartiles(values):
+    q = statistics.quantiles(values, n=4)
+    return q[0], q[2]
+
+
+def whole_processes(args, loop, base, hooked, tmp):
+    settings = {
+        "bare": (loop, base),
+        "hooks": (loop, hooked),
+        "sampled": ([args.stepscope, "record", "--rate", "100", "-o", os.path.join(tmp, "run.db"), "--"] + loop,
+                    base),
+    }
+    if args.baseline:
+        settings["baseline"] = (loop, hooks_env(hooked, args.baseline))
+    results = {name: [] for name in settings}
+    for _ in range(args.rounds):
+        for name, (cmd, env) in settings.items():
+            results[name].append(run(cmd + ["steps", str(args.steps)], env)["median_ms"])
+    bare = statistics.median(results["bare"])
+    print("%-8s %10s %8s   rounds (median ms per step)" % ("setting", "step ms", "ratio"))
+    for name, values in results.items():
+        median = statistics.median(values)
+        print("%-8s %10.3f %8.4f   %s" % (name, median, median / bare, " ".join("%.3f" % v for v in values)))
+
+
+def hooks_env(env, python_dir):
+    """env with the hook package of python_dir loaded at start-up, as `record` loads it."""
+    return dict(env, PYTHONPATH=os.pathsep.join([os.path.join(python_dir, "stepscope_boot"), python_dir]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--stepscope", default=os.path.join(ROOT, "build", "stepscope"))
     p.add_argument("--python", default=sys.executable)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--steps", type=int, default=400)
-    p.add_argument("--width", type=int, default=512, help="hidden width: sets the step time")
+    p.add_argument("--model", choices=("blocks", "mlp"), default="blocks")
+    p.add_argument("--width", type=int, default=512, help="the MLP's hidden width: sets its step time")
+    p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--block", type=int, default=13, help="steps in each block (in one process)")
+    p.add_argument("--processes", action="store_true", help="whole processes, with the sampler too")
+    p.add_argument("--steps", type=int, default=400, help="steps of each process (--processes)")
+    p.add_argument("--baseline", help="another checkout's python/ directory, as a fourth setting (--processes)")
     args = p.parse_args()
 
     tmp = tempfile.mkdtemp()
@@ -87,26 +204,13 @@ def main():
 
     base = dict(os.environ)
     base.pop("STEPSCOPE_CHANNEL", None)
-    hooked = dict(base, STEPSCOPE_CHANNEL=path,
-                  PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python", "stepscope_boot"),
-                                              os.path.join(ROOT, "python")]))
-    loop = [args.python, "-c", LOOP, str(args.steps), str(args.width)]
-    settings = {
-        "bare": (loop, base),
-        "hooks": (loop, hooked),
-        "sampled": ([args.stepscope, "record", "--rate", "100", "-o", os.path.join(tmp, "run.db"), "--"] + loop, base),
-    }
-    results = {name: [] for name in settings}
-    for _ in range(args.rounds):
-        for name, (cmd, env) in settings.items():
-            results[name].append(run(cmd, env)["median_ms"])
+    hooked = hooks_env(dict(base, STEPSCOPE_CHANNEL=path), os.path.join(ROOT, "python"))
+    loop = [args.python, "-c", LOOP, args.model, str(args.width)]
+    if args.processes:
+        whole_processes(args, loop, base, hooked, tmp)
+    else:
+        in_process(args, loop, hooked)
     stop.set()
-
-    bare = statistics.median(results["bare"])
-    print("%-8s %10s %8s   rounds (median ms per step)" % ("setting", "step ms", "ratio"))
-    for name, values in results.items():
-        median = statistics.median(values)
-        print("%-8s %10.3f %8.4f   %s" % (name, median, median / bare, " ".join("%.3f" % v for v in values)))
 
 
 if __name__ == "__main__":

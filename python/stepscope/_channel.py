@@ -2,8 +2,10 @@
 
 Records are short text lines (see docs/steps.md, "Wire format"). They are buffered and
 sent several to a datagram, so a training step costs one system call, not five. A send
-never blocks and never raises into the program: a full socket buffer drops the datagram
-and counts it (the count travels in the next datagram), and a recorder that is gone
+never blocks and never raises into the program: while the recorder's queue is full (it
+holds 10 datagrams, net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the
+records wait for the next datagram, up to _MAX_BACKLOG_BYTES; beyond that the oldest are
+dropped and counted (the count travels in the next datagram). A recorder that is gone
 turns the channel off.
 """
 
@@ -15,6 +17,7 @@ _MAGIC = "SS1"
 _MAX_RECORDS = 32             # records buffered before a send
 _MAX_AGE_NS = 100_000_000     # a record waits at most this long (checked at each record)
 _MAX_NAME = 256               # characters of a range name
+_MAX_BACKLOG_BYTES = 32768    # records kept while the recorder's queue is full
 
 
 def now_ns():
@@ -37,6 +40,7 @@ class Channel:
     def _reset_after_fork(self):
         self._lock = threading.Lock()
         self._records = []
+        self._backlog = 0  # records of _records a full queue refused, waiting for the next send
         self._first_ns = 0
         self._dropped = 0
         self._header = "%s %d\n" % (_MAGIC, os.getpid())
@@ -47,10 +51,11 @@ class Channel:
         if not self.open:
             return
         with self._lock:
-            if not self._records:
+            if len(self._records) == self._backlog:
                 self._first_ns = now_ns()
             self._records.append(record)
-            if flush or len(self._records) >= _MAX_RECORDS or now_ns() - self._first_ns > _MAX_AGE_NS:
+            new = len(self._records) - self._backlog
+            if flush or new >= _MAX_RECORDS or now_ns() - self._first_ns > _MAX_AGE_NS:
                 self._flush_locked()
 
     def flush(self):
@@ -61,19 +66,25 @@ class Channel:
     def _flush_locked(self):
         if not self._records:
             return
-        records = self._records
-        self._records = []
-        if self._dropped:
-            records.append("N %d" % self._dropped)
+        records = self._records + ["N %d" % self._dropped] if self._dropped else self._records
         data = (self._header + "\n".join(records)).encode("utf-8", "replace")
         try:
             self._sock.sendto(data, self._path)
+            self._records = []
+            self._backlog = 0
             self._dropped = 0
         except (BlockingIOError, InterruptedError):
-            self._dropped += len(records)
+            self._trim_backlog(len(data))
+            self._backlog = len(self._records)  # tried again with the next send that is due
         except OSError:
             # The recorder is gone (or never listened): stop trying, quietly.
             self.open = False
+
+    def _trim_backlog(self, size):
+        """Drops the oldest records waiting for the recorder while they exceed the bound."""
+        while size > _MAX_BACKLOG_BYTES and self._records:
+            size -= len(self._records.pop(0)) + 1
+            self._dropped += 1
 
 
 def clean_name(name):

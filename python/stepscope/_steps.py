@@ -20,6 +20,7 @@ class StepTracker:
         self.start = None
         self.samples = -1
         self.tokens = -1
+        self.step_ended = None  # called after each step's end (the forward hooks' schedule)
         channel.send("P rss_peak %s" % self.memory.mode())
 
     def activity(self, ts):
@@ -43,6 +44,8 @@ class StepTracker:
         self.start = ts
         self.samples = -1
         self.tokens = -1
+        if self.step_ended is not None:
+            self.step_ended()
 
 
 _tracker = None

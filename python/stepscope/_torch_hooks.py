@@ -15,9 +15,11 @@ What each hook measures (docs/steps.md has the whole story):
 Every hook is a Hook: its first exception turns it off with one warning.
 """
 
+import functools
 import gc
 import importlib
 import importlib.abc
+import random
 import sys
 import threading
 
@@ -90,11 +92,11 @@ def _post_step(optimizer, args, kwargs):
 
 def _install_optimizer_hooks(torch):
     opt_module = importlib.import_module("torch.optim.optimizer")
-    if hasattr(opt_module, "register_optimizer_step_pre_hook"):
-        opt_module.register_optimizer_step_pre_hook(_pre_step)
-        opt_module.register_optimizer_step_post_hook(_post_step)
-    else:
-        _install_legacy_optimizer_hooks(torch.optim.Optimizer)
+    if not hasattr(opt_module, "register_optimizer_step_pre_hook"):
+        return _install_legacy_optimizer_hooks(torch.optim.Optimizer)
+    handles = (opt_module.register_optimizer_step_pre_hook(_pre_step),
+               opt_module.register_optimizer_step_post_hook(_post_step))
+    return lambda: [handle.remove() for handle in handles]
 
 
 def _install_legacy_optimizer_hooks(optimizer_class):
@@ -105,7 +107,7 @@ def _install_legacy_optimizer_hooks(optimizer_class):
         original_init(self, *args, **kwargs)
         optimizer_hook.run(_wrap_instance_step, self)
 
-    optimizer_class.__init__ = __init__
+    return _replace(optimizer_class, "__init__", __init__)
 
 
 def _wrap_instance_step(optimizer):
@@ -164,7 +166,7 @@ def _install_dataloader_hooks(torch):
         data_hook.run(_record_batch, torch, start, batch)
         return batch
 
-    iterator_class.__next__ = __next__
+    return _replace(iterator_class, "__next__", __next__)
 
 
 # -------------------------------------------------------------- DataLoader workers
@@ -172,10 +174,13 @@ def _install_dataloader_hooks(torch):
 def _install_worker_hooks(torch):
     fetch_module = importlib.import_module("torch.utils.data._utils.fetch")
     get_worker_info = importlib.import_module("torch.utils.data").get_worker_info
+    undos = []
     for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
         fetcher_class = getattr(fetch_module, name, None)
         if fetcher_class is not None:
-            fetcher_class.fetch = _timed_fetch(fetcher_class.fetch, get_worker_info, torch)
+            undos.append(_replace(fetcher_class, "fetch",
+                                  _timed_fetch(fetcher_class.fetch, get_worker_info, torch)))
+    return lambda: [undo() for undo in undos]
 
 
 def _timed_fetch(original_fetch, get_worker_info, torch):
@@ -201,39 +206,167 @@ def _send_worker_batch(torch, start, batch):
 
 # ------------------------------------------------------------------ forward/backward
 
-def _forward_pre(module, args):
+class _ForwardSpans:
+    """The forward span: the outermost module call on a thread.
+
+    Global module hooks make every call of every module take the slow path of
+    Module._call_impl: on a model of 181 small modules that was 0.57 ms a step
+    (bench/README.md). Only the outermost call is wanted, so the global hooks serve
+    only to find the classes of the modules called outermost, the roots. Each root
+    class's __call__ is then wrapped (on the class, so nothing is added to the
+    modules, which pickle, copy and script as before), and the global hooks come off
+    at the end of the first step that found no new root. They come back for a step
+    every 50 to 150 steps, at random so that no periodic pattern hides a module from
+    them: a module first called outermost later (an EMA copy, a second network) is
+    counted from that step on. A class that cannot be wrapped keeps the global hooks on.
+    """
+
+    def __init__(self, module_module):
+        self._module_module = module_module
+        self._global_handles = None     # the global hooks' handles while they are on
+        self._wrapped = {}              # root class -> its own __call__ before, or None
+        self._found = {}                # classes found outermost since the last step end
+        self._pinned = False            # a root class refused its wrapper: stay global
+        self._in_flight = 0             # calls the global hooks entered and not yet left
+        self._lock = threading.Lock()   # no class is wrapped, and no hook removed, mid-call
+        self._random = random.Random()  # not the program's random state
+        self._steps_to_discovery = 0
+
+    def install(self):
+        self._discover()
+        _steps.tracker().step_ended = functools.partial(forward_hook.run, self.step_ended)
+        return self.uninstall
+
+    def uninstall(self):
+        _steps.tracker().step_ended = None
+        self._stop_discovering()
+        for cls, own_call in self._wrapped.items():
+            if own_call is None:
+                del cls.__call__
+            else:
+                cls.__call__ = own_call
+        self._wrapped.clear()
+
+    # Discovery: global hooks that note the classes of outermost calls.
+
+    def _discover(self):
+        m = self._module_module
+        pre = m.register_module_forward_pre_hook(self._on_global_pre)
+        try:  # 2.x: the post hook runs even when forward raises, keeping the depth right
+            post = m.register_module_forward_hook(self._on_global_post, always_call=True)
+        except TypeError:
+            post = m.register_module_forward_hook(self._on_global_post)
+        self._global_handles = (pre, post)
+
+    def _stop_discovering(self):
+        for handle in self._global_handles or ():
+            handle.remove()
+        self._global_handles = None
+
+    def _on_global_pre(self, module, args):
+        if forward_hook.on:
+            forward_hook.run(self._global_enter, module)
+
+    def _on_global_post(self, module, args, output):
+        if forward_hook.on:
+            forward_hook.run(self._global_leave, module)
+
+    # A wrapped class's calls are the wrapper's to count. No class is wrapped while a
+    # call the global hooks entered is in flight, so its post hook sees what its pre
+    # hook saw.
+    def _global_enter(self, module):
+        with self._lock:
+            if _is_wrapped(type(module)):
+                return
+            self._in_flight += 1
+        if _forward_enter():
+            self._found[type(module)] = True
+
+    def _global_leave(self, module):
+        with self._lock:
+            if _is_wrapped(type(module)):
+                return
+            self._in_flight -= 1
+        _forward_leave()
+
+    def step_ended(self):
+        """At each step's end: wraps the roots found, or ends or starts discovery."""
+        with self._lock:
+            if self._in_flight > 0:  # a forward on another thread: wait for the next step
+                return
+            self._schedule()
+
+    def _schedule(self):
+        found, self._found = self._found, {}
+        if found:
+            for cls in found:
+                self._wrap(cls)
+        elif self._global_handles is not None:
+            if not self._pinned:
+                self._stop_discovering()
+                self._steps_to_discovery = self._random.randint(50, 150)
+        else:
+            self._steps_to_discovery -= 1
+            if self._steps_to_discovery <= 0:
+                self._discover()
+
+    def _wrap(self, cls):
+        if cls in self._wrapped or _is_wrapped(cls):
+            return
+        if cls is self._module_module.Module:  # wrapping it would wrap every module
+            self._pinned = True
+            return
+        own_call = cls.__dict__.get("__call__")
+        try:
+            cls.__call__ = _root_call(cls.__call__)
+        except (TypeError, AttributeError):
+            self._pinned = True
+            return
+        self._wrapped[cls] = own_call
+
+
+def _is_wrapped(cls):
+    return getattr(cls.__call__, "_stepscope_root", False)
+
+
+def _root_call(call):
+    """A root class's __call__: the outermost call on a thread makes the forward span."""
+
+    def __call__(module, *args, **kwargs):
+        if not forward_hook.on or _nesting("fwd") or _nesting("bwd"):
+            return call(module, *args, **kwargs)
+        forward_hook.run(_forward_enter)
+        try:
+            return call(module, *args, **kwargs)
+        finally:
+            forward_hook.run(_forward_leave)
+
+    __call__._stepscope_root = True
+    __call__.__wrapped__ = call
+    return __call__
+
+
+def _forward_enter():
+    """One more module call on this thread; True when it is the outermost that counts."""
     depth = _nesting("fwd")
     _depth.fwd = depth + 1
     # Forwards re-run inside backward (activation checkpointing) belong to backward.
     if depth == 0 and not _nesting("bwd"):
         _depth.fwd_start = start = _now()
         _steps.tracker().activity(start)
+        return True
+    return False
 
 
-def _forward_post(module, args, output):
+def _forward_leave():
     depth = _nesting("fwd") - 1
     _depth.fwd = max(depth, 0)
     if depth == 0 and not _nesting("bwd"):
         _steps.tracker().channel.send("F %d %d %d" % (_get_tid(), _depth.fwd_start, _now()))
 
 
-def _on_forward_pre(module, args):
-    if forward_hook.on:
-        forward_hook.run(_forward_pre, module, args)
-
-
-def _on_forward(module, args, output):
-    if forward_hook.on:
-        forward_hook.run(_forward_post, module, args, output)
-
-
 def _install_forward_hooks(torch):
-    module_module = importlib.import_module("torch.nn.modules.module")
-    module_module.register_module_forward_pre_hook(_on_forward_pre)
-    try:  # 2.x: the post hook runs even when forward raises, keeping the depth right
-        module_module.register_module_forward_hook(_on_forward, always_call=True)
-    except TypeError:
-        module_module.register_module_forward_hook(_on_forward)
+    return _ForwardSpans(importlib.import_module("torch.nn.modules.module")).install()
 
 
 def _backward_start():
@@ -261,7 +394,7 @@ def _install_backward_hooks(torch):
 
     backward.__wrapped__ = original_backward
     backward.__doc__ = original_backward.__doc__
-    autograd.backward = backward
+    return _replace(autograd, "backward", backward)
 
 
 # -------------------------------------------------------------------------- memory
@@ -272,7 +405,9 @@ def _install_memory_hooks(torch):
     def device_peak():
         return memory_hook.run(_cuda_peak, cuda) or -1
 
-    _steps.tracker().memory.device_peak = device_peak
+    memory = _steps.tracker().memory
+    memory.device_peak = device_peak
+    return lambda: setattr(memory, "device_peak", None)
 
 
 def _cuda_peak(cuda):
@@ -293,6 +428,7 @@ _gc_start = [0]
 
 def _install_gc_hooks(torch):
     gc.callbacks.append(_on_gc)
+    return lambda: gc.callbacks.remove(_on_gc)
 
 
 def _on_gc(phase, info):
@@ -329,7 +465,7 @@ def _install_profiler_hooks(torch):
                 undo()
 
     prepare_profiler.__wrapped__ = original_prepare
-    module._prepare_profiler = prepare_profiler
+    return _replace(module, "_prepare_profiler", prepare_profiler)
 
 
 # ------------------------------------------------------------------------- install
@@ -346,13 +482,35 @@ _INSTALLERS = (
 )
 
 
+def _replace(owner, name, replacement):
+    """Sets owner.name to replacement; returns what puts the original back."""
+    own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name)
+    setattr(owner, name, replacement)
+    return lambda: delattr(owner, name) if own is _MISSING else setattr(owner, name, own)
+
+
+_MISSING = object()
+
+# What puts torch back as it was, one function per installed hook, newest last.
+_installed = []
+
+
 def install(torch):
     tracker = _steps.tracker()
-    if tracker is None:
+    if tracker is None or _installed:
         return
     tracker.channel.send("P torch %s" % _channel.clean_name(getattr(torch, "__version__", "?")).replace(" ", "_"))
     for hook, installer in _INSTALLERS:
-        hook.run(installer, torch)
+        undo = hook.run(installer, torch)
+        if undo is not None:
+            _installed.append(undo)
+
+
+def uninstall():
+    """Puts torch back as it was before install(); the hooks' benchmark (bench/) takes
+    them out and puts them back between blocks of steps."""
+    while _installed:
+        _installed.pop()()
 
 
 class _TorchWatcher(importlib.abc.MetaPathFinder):

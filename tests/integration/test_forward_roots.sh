@@ -1,0 +1,40 @@
+# The forward phase from the classes of outermost module calls: every step's forward
+# spans are its outermost calls (the model and the loss module, then also a module of
+# a class first called at step 100, found at a later discovery step), the hooks leave
+# nothing on the modules (pickle, deepcopy, TorchScript), and uninstall() gives torch
+# back as it was.
+source "$(dirname "$0")/lib.sh"
+venv_python="$STEPSCOPE_REPO/.venv/bin/python"
+export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
+if ! "$venv_python" -c 'import torch' 2>/dev/null; then
+  echo "skipped: no torch in $venv_python (run scripts/setup)"
+  exit 0
+fi
+
+expect_status 0 "$STEPSCOPE" record -o "$WORK/roots.db" -- "$venv_python" \
+  "$STEPSCOPE_REPO/tests/integration/programs/forward_roots.py" restore
+"$PY" - "$WORK/roots.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "forward spans or torch's state are wrong"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+facts = json.loads(sys.argv[2])
+print(facts)
+assert facts["wrapped"] == ["Aux", "MSELoss", "Sequential"], facts
+assert not facts["pickle_mentions_stepscope"] and facts["copy_runs"] and facts["scripts"], facts
+assert facts["after_uninstall"] == {"wrapped": [], "global_module_hooks": 0, "optimizer_hooks": 0,
+                                    "backward_wrapped": False, "gc_callbacks": 0, "next_wrapped": False}, facts
+dropped = db.execute("SELECT value FROM metadata WHERE key = 'hooks_dropped_records'").fetchone()
+assert dropped is None or dropped[0] == "0", "records dropped: %s" % dropped
+steps = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 1 ORDER BY start_ns").fetchall()
+assert len(steps) == 305, len(steps)
+forwards = [db.execute("SELECT COUNT(*) FROM spans WHERE kind = 3 AND start_ns >= ? AND end_ns <= ?",
+                       step).fetchone()[0] for step in steps]
+print("forward spans per step:", "".join(map(str, forwards)))
+assert forwards[:100] == [2] * 100, forwards[:100]
+# Aux runs from step 100: found at a discovery step at most 151 steps later, counted from then on.
+found = forwards.index(3)
+assert 100 <= found <= 251 and forwards[found:300] == [3] * (300 - found), (found, forwards[100:300])
+# Reinstalled: the model and the loss, no Aux; the first of these steps also holds the
+# copy's forward, which ran before the uninstall.
+assert forwards[300:] == [3, 2, 2, 2, 2], forwards[300:]
+PYEOF
+echo "1 passed, 0 failed"
