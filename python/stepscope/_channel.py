@@ -28,10 +28,13 @@ def now_ns():
 class Channel:
     def __init__(self, path):
         import socket
-        self._path = path
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
         self._reset_after_fork()
+        try:  # connected once, so that a send does not look the path up again
+            self._sock.connect(path)
+        except OSError:  # the recorder is gone (or never listened)
+            self.open = False
         if hasattr(os, "register_at_fork"):
             # A forked DataLoader worker inherits the socket (fine: datagrams from
             # several processes do not mix) but must not resend its parent's buffer.
@@ -69,7 +72,7 @@ class Channel:
         records = self._records + ["N %d" % self._dropped] if self._dropped else self._records
         data = (self._header + "\n".join(records)).encode("utf-8", "replace")
         try:
-            self._sock.sendto(data, self._path)
+            self._sock.send(data)
             self._records = []
             self._backlog = 0
             self._dropped = 0
