@@ -71,6 +71,9 @@ def main():
         expect(sum(v for k, v in copies.items() if k.startswith("DtoH")) >= count, f"too few DtoH copies: {dict(copies)}")
         ranges = [s for s in by_kind[USER_RANGE] if name(s).startswith("step ")]
         expect(len(ranges) == count, f"{len(ranges)} NVTX step ranges, expected {count}")
+        # Kernels named as Kineto names them: demangled (torch's are all C++ templates).
+        mangled = sorted({name(k) for k in by_kind[KERNEL] if name(k).startswith("_Z")})
+        expect(not mangled, f"{len(mangled)} kernel names left mangled, e.g. {mangled[:1]}")
 
     summary = {
         "mode": mode, "kernels": len(by_kind[KERNEL]), "memcpys": len(by_kind[MEMCPY]),

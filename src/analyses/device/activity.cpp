@@ -1,7 +1,5 @@
 #include "analyses/device/activity.hpp"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -175,18 +173,6 @@ DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& lau
   }
   sort_by_time(run, activity.events);
   return activity;
-}
-
-std::optional<int64_t> trace_rank(const Run& run) {
-  auto found = run.metadata.find("distributedInfo");
-  if (found == run.metadata.end()) return std::nullopt;
-  simdjson::dom::parser parser;
-  simdjson::padded_string json(found->second);
-  simdjson::dom::element root;
-  if (parser.parse(json).get(root)) return std::nullopt;
-  int64_t rank = 0;
-  if (root["rank"].get_int64().get(rank)) return std::nullopt;
-  return rank;
 }
 
 }  // namespace stepscope

@@ -43,9 +43,6 @@ DeviceActivity collect_device_activity(const Run& run);
 // The same with the launches `report` joined once for all its analyses.
 DeviceActivity collect_device_activity(const Run& run, const DeviceLaunches& launches);
 
-// The rank a trace says it is (metadata distributedInfo's "rank"), if any.
-std::optional<int64_t> trace_rank(const Run& run);
-
 // Every piece of device activity (is_device_activity) in trace order with
 // the runtime call that launched it (kNoLaunch without a correlation or when
 // the call is not in the trace): the join ops and the device analyses both

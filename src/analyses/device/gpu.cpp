@@ -1,5 +1,7 @@
 #include "analyses/device/gpu.hpp"
 
+#include "analyses/ranks.hpp"
+
 namespace stepscope {
 
 GpuRank analyze_gpu_rank(const Run& run, const std::string& source) {
@@ -9,7 +11,7 @@ GpuRank analyze_gpu_rank(const Run& run, const std::string& source) {
 GpuRank analyze_gpu_rank(const Run& run, const std::string& source, const DeviceLaunches& launches) {
   DeviceActivity activity = collect_device_activity(run, launches);
   GpuRank rank;
-  rank.rank = trace_rank(run);
+  rank.rank = run_rank(run);
   rank.source = source;
   rank.events = activity.events.size();
   rank.profiler_steps = activity.profiler_steps;

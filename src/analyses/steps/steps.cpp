@@ -1,6 +1,7 @@
 #include "analyses/steps/steps.hpp"
 
 #include "analyses/device/activity.hpp"
+#include "analyses/ranks.hpp"
 #include "analyses/spans/intervals.hpp"
 #include "analyses/steps/profiler_steps.hpp"
 #include "analyses/steps/stragglers.hpp"
@@ -89,21 +90,6 @@ struct StepCounters {
     return it == series->second.end() ? -1 : it->second;
   }
 };
-
-std::optional<std::string> process_fact(const Run& run, int64_t pid, std::string_view key) {
-  auto it = run.metadata.find(fmt::format("hooks.{}.{}", pid, key));
-  if (it == run.metadata.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<int64_t> process_rank(const Run& run, int64_t pid) {
-  auto text = process_fact(run, pid, "rank");
-  if (!text || text->empty() || text->size() > 9) return std::nullopt;
-  for (char c : *text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  return std::stoll(*text);
-}
 
 void fill_phases(StepRecord& step, const std::array<Intervals, kStepPhaseCount>* phases) {
   int64_t measured = 0;

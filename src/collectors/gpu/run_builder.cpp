@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/demangle.hpp"
+
 namespace stepscope::gpu {
 
 namespace {
@@ -78,6 +80,7 @@ void RunBuilder::add(Run& run, int64_t pid, const Record& record) {
 void RunBuilder::add_text(Run& run, int64_t pid, ProcessState& state, const TextRecord& t) {
   if (t.type == RecordType::kString) {
     state.strings[t.id] = run.strings.intern(t.text);
+    state.kernel_names.erase(t.id);
     return;
   }
   std::string note = fmt::format("GPU collector in pid {}: {}", pid, t.text);
@@ -161,9 +164,9 @@ void RunBuilder::add_device_span(Run& run, int64_t pid, ProcessState& state, con
   if (id && span.correlation != 0) link(run, span.correlation, *id, false);
 }
 
-StringId RunBuilder::device_span_name(Run& run, const ProcessState& state, const Activity& a) {
+StringId RunBuilder::device_span_name(Run& run, ProcessState& state, const Activity& a) {
   switch (a.type) {
-    case RecordType::kKernel: return name_of(run, state, a.name);
+    case RecordType::kKernel: return kernel_name_of(run, state, a.name);
     case RecordType::kMemcpy:
       return run.strings.intern(fmt::format("Memcpy {} ({} -> {})", memcpy_kind_name(a.sub[0]),
                                             memory_kind_name(a.sub[1]), memory_kind_name(a.sub[2])));
@@ -224,6 +227,16 @@ void RunBuilder::note_device_track(Run& run, uint32_t device, int64_t stream) {
     run.add_thread(device, stream, stream == kNoStream ? fmt::format("Device {}", device)
                                                        : fmt::format("stream {}", stream));
   }
+}
+
+// Demangled once per name of a process, not once per launch of a kernel.
+StringId RunBuilder::kernel_name_of(Run& run, ProcessState& state, uint32_t id) {
+  auto known = state.kernel_names.find(id);
+  if (known != state.kernel_names.end()) return known->second;
+  if (!state.strings.contains(id)) return name_of(run, state, id);
+  StringId name = run.strings.intern(demangled(run.strings.get(state.strings[id])));
+  state.kernel_names.emplace(id, name);
+  return name;
 }
 
 StringId RunBuilder::name_of(Run& run, const ProcessState& state, uint32_t id) {

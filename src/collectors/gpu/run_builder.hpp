@@ -50,6 +50,7 @@ class RunBuilder {
   };
   struct ProcessState {
     std::unordered_map<uint32_t, StringId> strings;
+    std::unordered_map<uint32_t, StringId> kernel_names;  // string id -> its demangled form
     std::unordered_map<uint32_t, uint32_t> context_device;
     std::unordered_map<uint32_t, OpenMarker> open_markers;
     std::vector<Activity> unplaced_syncs;  // their context's device not known yet
@@ -67,7 +68,8 @@ class RunBuilder {
   void note_device_track(Run& run, uint32_t device, int64_t stream);
   void note_host_thread(Run& run, int64_t pid, int64_t tid);
   StringId name_of(Run& run, const ProcessState& state, uint32_t id);
-  StringId device_span_name(Run& run, const ProcessState& state, const Activity& a);
+  StringId kernel_name_of(Run& run, ProcessState& state, uint32_t id);
+  StringId device_span_name(Run& run, ProcessState& state, const Activity& a);
 
   std::unordered_map<int64_t, ProcessState> processes_;
   std::unordered_map<int64_t, SpanId> launches_;                // run correlation -> API span

@@ -214,6 +214,42 @@ TEST(GpuRunBuilder, MakesSpansAndFlowsLikeTheImporter) {
   EXPECT_EQ(run.strings.get(run.find_thread(1, 7)->name), "stream 7");
 }
 
+// CUPTI names kernels by their mangled symbols; Kineto's traces, and so the
+// recorded runs, show them demangled. Names that are not C++ symbols, and
+// symbols that do not demangle, stay as they are.
+TEST(GpuRunBuilder, DemanglesKernelNamesAsKinetoDoes) {
+  std::string file;
+  gpu::append_file_header(file, kPid);
+  gpu::append_clock(file, gpu::Clock{1000, 1000, 0});
+  gpu::append_string(file, 1, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_");
+  gpu::append_string(file, 2, "_Z_not_a_symbol");
+  gpu::append_string(file, 3, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)");
+  gpu::append_string(file, 4, "_Z3addPfS_");  // the one name launched as a kernel and as an API call
+  for (uint32_t name = 1; name <= 4; ++name) {
+    Activity kernel = device_work(RecordType::kKernel, 0, 5000 + name, 6000);
+    kernel.name = name;
+    gpu::append_activity(file, kernel);
+    gpu::append_activity(file, kernel);  // a second launch: the same interned name
+  }
+  gpu::append_activity(file, api_call(0, 4, 4000, 4500));
+  stepscope::Run run = build(file);
+  const std::string kFill =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+      "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)";
+  std::vector<std::string> kernels;
+  for (const Span& span : run.spans) {
+    if (span.kind == SpanKind::kKernel) kernels.push_back(std::string(run.strings.get(span.name)));
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{
+                         kFill, kFill, "_Z_not_a_symbol",
+                         "_Z_not_a_symbol", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)",
+                         "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", "add(float*, float*)",
+                         "add(float*, float*)"}));
+  const Span* launch = find_span(run, SpanKind::kRuntimeCall);
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(run.strings.get(launch->name), "_Z3addPfS_");  // only kernels are demangled
+}
+
 TEST(GpuRunBuilder, ConvertsTheActivityClockToMonotonic) {
   stepscope::Run run = build(sample_file(/*clock_offset=*/1'000'000));
   const Span* kernel = find_span(run, SpanKind::kKernel);
