@@ -100,6 +100,23 @@ echo "slow dataset: data wait $wait0 without workers, $wait2 with 2"
 steps_field "$WORK/slow0.json" "[f['name'] for f in s['samples']['data_wait_functions']]" | grep -q . \
   || fail "no data-wait functions attributed"
 
+# A closure optimizer (LBFGS) runs forward and backward inside optimizer.step(): they
+# are forward and backward time, not optimizer time, and the phases add up to the step.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/lbfgs.db" -- "$venv_python" "$programs/closure_optimizer.py"
+[ "$("$PY" "$check" "$WORK/lbfgs.db" count)" = 12 ] || fail "LBFGS: not 12 steps"
+expect_status 0 "$STEPSCOPE" report "$WORK/lbfgs.db" --json -o "$WORK/lbfgs.json"
+"$PY" - "$WORK/lbfgs.json" <<'PYEOF' || fail "LBFGS: phases overlap or miss the closure's work"
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+phases = steps["phases"]
+print("LBFGS phases:", phases)
+assert abs(sum(phases.values()) - 1) < 1e-6, phases
+assert phases["forward"] > 0 and phases["backward"] > 0, phases
+for row in steps["per_step"]:
+    measured = sum(row[p + "_ns"] for p in ("data_wait", "forward", "backward", "optimizer"))
+    assert measured <= row["time_ns"] and measured + row["other_ns"] == row["time_ns"], row
+PYEOF
+
 # A hook that fails: one warning, the rest of the hooks and the program unchanged.
 status=0
 "$venv_python" "$programs/hook_failure.py" > "$WORK/bare.out" 2> "$WORK/bare.err" || status=$?

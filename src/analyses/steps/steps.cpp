@@ -3,9 +3,10 @@
 #include "analyses/device/activity.hpp"
 #include "analyses/ranks.hpp"
 #include "analyses/spans/intervals.hpp"
+#include "analyses/spans/string_match.hpp"
+#include "analyses/steps/phase_claims.hpp"
 #include "analyses/steps/profiler_steps.hpp"
 #include "analyses/steps/stragglers.hpp"
-#include "analyses/spans/string_match.hpp"
 #include "analyses/steps/trace_steps.hpp"
 
 #include <algorithm>
@@ -39,7 +40,7 @@ std::optional<StepPhase> phase_of(SpanKind kind) {
   }
 }
 
-// The phase spans of each thread, per phase.
+// The phase spans of each thread, per phase, merged (disjoint, sorted).
 struct PhaseIndex {
   std::map<ThreadKey, std::array<Intervals, kStepPhaseCount>> by_thread;
 
@@ -50,7 +51,7 @@ struct PhaseIndex {
       }
     }
     for (auto& [key, phases] : by_thread) {
-      for (Intervals& spans : phases) std::sort(spans.begin(), spans.end());
+      for (Intervals& spans : phases) spans = merge_unsorted(std::move(spans));
     }
   }
 
@@ -91,12 +92,16 @@ struct StepCounters {
   }
 };
 
+// The hooks' phases claim time in the order of phase_at: data wait, forward,
+// backward, then the optimizer, whose span holds the forward and backward of a
+// closure optimizer.
 void fill_phases(StepRecord& step, const std::array<Intervals, kStepPhaseCount>* phases) {
   int64_t measured = 0;
   if (phases) {
-    for (size_t p = 0; p < kStepPhaseCount; ++p) {
-      if (p == static_cast<size_t>(StepPhase::kOther)) continue;
-      step.phase_ns[p] = overlap_ns((*phases)[p], step.start_ns, step.end_ns);
+    PhaseClaims claims;
+    for (StepPhase phase : {StepPhase::kDataWait, StepPhase::kForward, StepPhase::kBackward, StepPhase::kOptimizer}) {
+      auto p = static_cast<size_t>(phase);
+      step.phase_ns[p] = claims.claim(clip_disjoint((*phases)[p], step.start_ns, step.end_ns));
       measured += step.phase_ns[p];
     }
   }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyses/spans/intervals.hpp"
+#include "analyses/steps/phase_claims.hpp"
 #include "analyses/steps/profiler_steps.hpp"
 
 namespace stepscope {
@@ -125,23 +126,9 @@ Intervals clip_thread(const std::map<int64_t, Intervals>& by_thread, int64_t tid
   return it == by_thread.end() ? Intervals{} : clip_disjoint(it->second, start, end);
 }
 
-// Phases claim time in priority order (data wait, optimizer, backward,
-// forward): each phase's time is what the phases before it left, so the
-// phases never count a moment twice and add up to at most the step.
-class PhaseClaims {
- public:
-  int64_t claim(const Intervals& phase) {
-    int64_t time = total_length(phase) - overlap_length(phase, taken_);
-    Intervals both = taken_;
-    both.insert(both.end(), phase.begin(), phase.end());
-    taken_ = merge_unsorted(std::move(both));
-    return time;
-  }
-
- private:
-  Intervals taken_;
-};
-
+// A trace's phases claim time in the order data wait, optimizer, backward,
+// forward: forward is a loose range (the operators before the first backward
+// one), so the precise phases claim first.
 void fill_trace_phases(StepRecord& step, const ProcessRanges& ranges) {
   auto phase = [&](StepPhase p) -> int64_t& { return step.phase_ns[static_cast<size_t>(p)]; };
   Intervals backward = clip_disjoint(ranges.backward, step.start_ns, step.end_ns);

@@ -104,6 +104,30 @@ TEST(Steps, PhasesOtherRatesAndPercentiles) {
   EXPECT_EQ(p.histogram[0].count, 9u);
 }
 
+// A closure optimizer (LBFGS, Lightning's automatic optimization) runs forward
+// and backward inside optimizer.step(): they are forward and backward time, the
+// optimizer's is the rest of its span, and the phases add up to the step.
+TEST(Steps, AClosureOptimizersForwardAndBackwardAreNotOptimizerTime) {
+  StepBuilder b;
+  for (int64_t start : {0, 20}) {
+    b.span(1, SpanKind::kDataWait, start, start + 2);
+    b.span(1, SpanKind::kOptimizer, start + 4, start + 20);   // step(closure)
+    b.span(1, SpanKind::kForward, start + 5, start + 8);      // the closure's
+    b.span(1, SpanKind::kForward, start + 6, start + 7);      // a second root, nested
+    b.span(1, SpanKind::kBackward, start + 8, start + 14);    // the closure's
+    b.span(1, SpanKind::kStep, start, start + 20, "step");
+  }
+  auto steps = stepscope::analyze_steps(b.run);
+  ASSERT_EQ(steps.processes.size(), 1u);
+  const auto& phases = steps.processes[0].steps[1].phase_ns;
+  auto ms = [&](StepPhase p) { return phases[static_cast<size_t>(p)] / kMs; };
+  EXPECT_EQ(ms(StepPhase::kDataWait), 2);
+  EXPECT_EQ(ms(StepPhase::kForward), 3);
+  EXPECT_EQ(ms(StepPhase::kBackward), 6);
+  EXPECT_EQ(ms(StepPhase::kOptimizer), 7);
+  EXPECT_EQ(ms(StepPhase::kOther), 2);
+}
+
 TEST(Steps, PercentilesInterpolate) {
   StepBuilder b;
   int64_t t = 0;
