@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "analyses/device/gpu.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
-#include "analyses/device/gpu.hpp"
 #include "analyses/ops.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/report.hpp"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "util/byte_stream.hpp"
 #include "shared_trace.hpp"
+#include "util/byte_stream.hpp"
 
 namespace stepscope {
 namespace {

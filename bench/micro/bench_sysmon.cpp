@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/sysmon/sysmon.hpp"
 #include "collectors/sysmon/source.hpp"
+#include "collectors/sysmon/sysmon.hpp"
 
 namespace stepscope {
 namespace {

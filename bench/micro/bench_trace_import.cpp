@@ -17,8 +17,8 @@
 #include "importers/chrome_trace_event.hpp"
 #include "importers/trace_event_pipeline.hpp"
 #include "importers/trace_event_scanner.hpp"
-#include "util/file_bytes.hpp"
 #include "shared_trace.hpp"
+#include "util/file_bytes.hpp"
 
 namespace stepscope {
 namespace {

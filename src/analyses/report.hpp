@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "analyses/device/gpu.hpp"
+#include "analyses/device/rank_comparison.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
-#include "analyses/device/gpu.hpp"
 #include "analyses/ops.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"
-#include "analyses/device/rank_comparison.hpp"
 #include "analyses/side_by_side.hpp"
 #include "analyses/steps/steps.hpp"
 

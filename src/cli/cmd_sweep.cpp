@@ -13,8 +13,8 @@
 #include "collectors/recorder.hpp"
 #include "history/history_db.hpp"
 #include "renderers/compare/sweep_html.hpp"
-#include "renderers/escape.hpp"
 #include "renderers/compare/sweep_text.hpp"
+#include "renderers/escape.hpp"
 #include "run/run_file.hpp"
 #include "util/error.hpp"
 

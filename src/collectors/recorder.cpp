@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "collectors/process/child_process.hpp"
 #include "collectors/gpu/source.hpp"
 #include "collectors/hooks/channel.hpp"
+#include "collectors/process/child_process.hpp"
 #include "collectors/process/proc_threads.hpp"
 #include "collectors/recording_source.hpp"
 #include "collectors/sysmon/source.hpp"

@@ -20,9 +20,9 @@
 #include "collectors/process/exit_watch.hpp"
 #include "collectors/process/fork_gate.hpp"
 #include "collectors/process/proc_threads.hpp"
+#include "collectors/process/thread_state_reader.hpp"
 #include "collectors/process/tree_scanner.hpp"
 #include "collectors/python/process.hpp"
-#include "collectors/process/thread_state_reader.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {

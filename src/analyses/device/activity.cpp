@@ -7,8 +7,8 @@
 #include <tuple>
 #include <utility>
 
-#include "util/nearly_sorted.hpp"
 #include "analyses/steps/profiler_steps.hpp"
+#include "util/nearly_sorted.hpp"
 
 namespace stepscope {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "analyses/function_costs.hpp"
 #include "analyses/device/gpu.hpp"
+#include "analyses/function_costs.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/steps/steps.hpp"
 #include "run/run.hpp"

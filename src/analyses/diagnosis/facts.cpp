@@ -9,9 +9,9 @@
 
 #include "analyses/device/activity.hpp"
 #include "analyses/device/properties.hpp"
-#include "analyses/steps/profiler_steps.hpp"
 #include "analyses/spans/span_index.hpp"
 #include "analyses/spans/string_match.hpp"
+#include "analyses/steps/profiler_steps.hpp"
 
 namespace stepscope {
 

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 
 #include "analyses/device/activity.hpp"
-#include "analyses/diagnosis/rules.hpp"
 #include "analyses/device/gpu.hpp"
-#include "analyses/steps/profiler_steps.hpp"
+#include "analyses/diagnosis/rules.hpp"
 #include "analyses/spans/span_index.hpp"
+#include "analyses/steps/profiler_steps.hpp"
 #include "analyses/steps/trace_steps.hpp"
 
 namespace stepscope {

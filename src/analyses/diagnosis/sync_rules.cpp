@@ -19,8 +19,8 @@
 
 #include "analyses/diagnosis/rules.hpp"
 #include "analyses/spans/intervals.hpp"
-#include "analyses/steps/profiler_steps.hpp"
 #include "analyses/spans/span_index.hpp"
+#include "analyses/steps/profiler_steps.hpp"
 
 namespace stepscope {
 

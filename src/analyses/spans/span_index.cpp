@@ -5,8 +5,8 @@
 #include <span>
 #include <tuple>
 
-#include "util/nearly_sorted.hpp"
 #include "analyses/profile.hpp"
+#include "util/nearly_sorted.hpp"
 
 namespace stepscope {
 

@@ -19,8 +19,8 @@
 #include <optional>
 #include <vector>
 
-#include "collectors/python/stack_reader.hpp"
 #include "collectors/process/thread_state_reader.hpp"
+#include "collectors/python/stack_reader.hpp"
 
 namespace stepscope {
 

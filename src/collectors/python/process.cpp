@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "collectors/python/elf_symbols.hpp"
 #include "collectors/process/memory_maps.hpp"
 #include "collectors/python/debug_offsets.hpp"
+#include "collectors/python/elf_symbols.hpp"
 #include "collectors/python/offsets_generated.hpp"
 #include "collectors/python/runtime_scan.hpp"
 #include "collectors/python/version.hpp"

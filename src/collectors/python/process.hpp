@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "collectors/process/memory.hpp"
-#include "collectors/python/pthread_tids.hpp"
 #include "collectors/python/layout.hpp"
+#include "collectors/python/pthread_tids.hpp"
 #include "collectors/python/stack_reader.hpp"
 
 namespace stepscope {

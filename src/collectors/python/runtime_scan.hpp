@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "collectors/process/memory_maps.hpp"
 #include "collectors/process/memory.hpp"
+#include "collectors/process/memory_maps.hpp"
 #include "collectors/python/layout.hpp"
 
 namespace stepscope::python {

@@ -15,8 +15,8 @@
 
 #include "analyses/profile.hpp"
 #include "importers/chrome_trace.hpp"
-#include "run/frame_label.hpp"
 #include "renderers/json_writer.hpp"
+#include "run/frame_label.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {

@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "run/frame_label.hpp"
 #include "renderers/json_writer.hpp"
 #include "renderers/report/json.hpp"
 #include "renderers/report/web_assets.hpp"
+#include "run/frame_label.hpp"
 
 namespace stepscope {
 

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "renderers/json_writer.hpp"
 #include "renderers/report/diagnosis_json.hpp"
 #include "renderers/report/gpu_json.hpp"
-#include "renderers/json_writer.hpp"
 #include "renderers/report/ops_json.hpp"
 #include "renderers/report/steps_json.hpp"
 

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "importers/chrome_trace.hpp"
-#include "renderers/report/diagnosis_text.hpp"
 #include "renderers/escape.hpp"
 #include "renderers/fitted_name.hpp"
+#include "renderers/report/diagnosis_text.hpp"
 #include "renderers/report/gpu_text.hpp"
 #include "renderers/report/ops_text.hpp"
 #include "renderers/report/steps_text.hpp"

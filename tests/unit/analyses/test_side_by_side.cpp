@@ -9,9 +9,9 @@
 #include "analyses/report.hpp"
 #include "analyses/side_by_side.hpp"
 #include "importers/chrome_trace.hpp"
+#include "kineto_testdata.hpp"
 #include "renderers/report/json.hpp"
 #include "util/error.hpp"
-#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {

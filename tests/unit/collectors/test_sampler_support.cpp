@@ -18,11 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/python/elf_symbols.hpp"
-#include "collectors/process/memory_maps.hpp"
 #include "collectors/process/memory.hpp"
+#include "collectors/process/memory_maps.hpp"
 #include "collectors/process/tree.hpp"
 #include "collectors/process/tree_scanner.hpp"
+#include "collectors/python/elf_symbols.hpp"
 #include "collectors/python/version.hpp"
 
 namespace stepscope {

@@ -12,9 +12,9 @@
 
 #include "chrome_trace_test_support.hpp"
 #include "importers/chrome_trace.hpp"
+#include "kineto_testdata.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
-#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {

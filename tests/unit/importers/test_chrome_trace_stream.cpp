@@ -15,9 +15,9 @@
 #include "importers/chrome_trace.hpp"
 #include "importers/json_text.hpp"
 #include "importers/trace_event_scanner.hpp"
+#include "kineto_testdata.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
-#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {

@@ -11,9 +11,9 @@
 #include "chrome_trace_test_support.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/plain_event_reader.hpp"
+#include "kineto_testdata.hpp"
 #include "run_difference.hpp"
 #include "util/error.hpp"
-#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {

@@ -22,10 +22,10 @@
 #include "chrome_trace_test_support.hpp"
 #include "importers/chrome_trace.hpp"
 #include "importers/trace_event_pipeline.hpp"
+#include "kineto_testdata.hpp"
 #include "run_difference.hpp"
 #include "util/error.hpp"
 #include "util/file_bytes.hpp"
-#include "kineto_testdata.hpp"
 
 namespace stepscope {
 namespace {

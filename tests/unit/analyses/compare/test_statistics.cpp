@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "analyses/compare/statistics.hpp"
 #include "analyses/compare/compare.hpp"
+#include "analyses/compare/statistics.hpp"
 #include "recorded_step_times.hpp"
 
 namespace stepscope {

@@ -13,13 +13,13 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/sysmon/nvml.hpp"
-#include "collectors/sysmon/sysmon.hpp"
-#include "collectors/sysmon/source.hpp"
 #include "collectors/process/proc_files.hpp"
 #include "collectors/process/proc_threads.hpp"
 #include "collectors/process/tree.hpp"
+#include "collectors/sysmon/nvml.hpp"
 #include "collectors/sysmon/process.hpp"
+#include "collectors/sysmon/source.hpp"
+#include "collectors/sysmon/sysmon.hpp"
 #include "collectors/sysmon/system.hpp"
 #include "renderers/monitor/csv.hpp"
 #include "renderers/monitor/jsonl.hpp"
