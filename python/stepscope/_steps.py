@@ -21,6 +21,7 @@ class StepTracker:
         self.samples = -1
         self.tokens = -1
         self.step_ended = None  # called after each step's end (the forward hooks' schedule)
+        self.steps = 0          # steps ended so far
         channel.send("P rss_peak %s" % self.memory.mode())
 
     def activity(self, ts):
@@ -44,6 +45,7 @@ class StepTracker:
         self.start = ts
         self.samples = -1
         self.tokens = -1
+        self.steps += 1
         if self.step_ended is not None:
             self.step_ended()
 

@@ -2,7 +2,9 @@
 
 What each hook measures (docs/steps.md has the whole story):
   optimizer   global optimizer step pre/post hooks (2.x), or each optimizer's step
-              wrapped at construction (1.13): the optimizer span, and the step's end
+              wrapped at construction (1.13): the optimizer span, and the step's end;
+              GradScaler.step, which skips optimizer.step after an overflow, ends the
+              step itself then
   data wait   DataLoader iterators' __next__: the wait, the batch size and tokens
   forward     global module forward pre/post hooks, outermost module calls only
   backward    torch.autograd.backward (which Tensor.backward calls)
@@ -123,6 +125,29 @@ def _wrap_instance_step(optimizer):
     optimizer.step = wrapped_step
 
 
+def _install_grad_scaler_hooks(torch):
+    """A mixed-precision step whose gradients overflowed is still a step: GradScaler.step
+    skips optimizer.step then, so the step ends when GradScaler.step returns."""
+    amp = getattr(torch, "amp", None)
+    scaler_class = getattr(amp, "GradScaler", None) or torch.cuda.amp.GradScaler  # 1.13: cuda only
+    original_step = scaler_class.step
+
+    def step(self, optimizer, *args, **kwargs):
+        tracker = _steps.tracker()
+        steps_before = tracker.steps
+        result = original_step(self, optimizer, *args, **kwargs)
+        if optimizer_hook.on and tracker.steps == steps_before:
+            optimizer_hook.run(_end_skipped_step, tracker)
+        return result
+
+    return _replace(scaler_class, "step", step)
+
+
+def _end_skipped_step(tracker):
+    if not tracker.explicit:
+        tracker.end(_now())
+
+
 # ------------------------------------------------------------------------ data wait
 
 def _batch_size(batch, torch):
@@ -221,10 +246,14 @@ class _ForwardSpans:
     counted from that step on. A class that cannot be wrapped keeps the global hooks on,
     and so does, on torch 1.13 (whose post hooks do not run when a forward raises), a
     forward that raised.
+
+    Inside a region torch.compile traces, the hooks and wrappers do nothing: Dynamo
+    would trace them too (a lock, a clock, a socket), and break the graph there.
     """
 
-    def __init__(self, module_module):
+    def __init__(self, module_module, compiling):
         self._module_module = module_module
+        self._compiling = compiling     # torch.compiler.is_compiling, or never
         self._global_handles = None     # the global hooks' handles while they are on
         self._wrapped = {}              # root class -> its own __call__ before, or None
         self._found = {}                # classes found outermost since the last step end
@@ -266,11 +295,11 @@ class _ForwardSpans:
         self._global_handles = None
 
     def _on_global_pre(self, module, args):
-        if forward_hook.on:
+        if forward_hook.on and not self._compiling():
             forward_hook.run(self._global_enter, module)
 
     def _on_global_post(self, module, args, output):
-        if forward_hook.on:
+        if forward_hook.on and not self._compiling():
             forward_hook.run(self._global_leave, module)
 
     # A wrapped class's calls are the wrapper's to count. No class is wrapped while a
@@ -320,7 +349,7 @@ class _ForwardSpans:
             return
         own_call = cls.__dict__.get("__call__")
         try:
-            cls.__call__ = _root_call(cls.__call__)
+            cls.__call__ = _root_call(cls.__call__, self._compiling)
         except (TypeError, AttributeError):
             self._pinned = True
             return
@@ -331,11 +360,11 @@ def _is_wrapped(cls):
     return getattr(cls.__call__, "_stepscope_root", False)
 
 
-def _root_call(call):
+def _root_call(call, compiling):
     """A root class's __call__: the outermost call on a thread makes the forward span."""
 
     def __call__(module, *args, **kwargs):
-        if not forward_hook.on or _nesting("fwd") or _nesting("bwd"):
+        if not forward_hook.on or compiling() or _nesting("fwd") or _nesting("bwd"):
             return call(module, *args, **kwargs)
         forward_hook.run(_forward_enter)
         try:
@@ -368,7 +397,9 @@ def _forward_leave():
 
 
 def _install_forward_hooks(torch):
-    return _ForwardSpans(importlib.import_module("torch.nn.modules.module")).install()
+    compiler = getattr(torch, "compiler", None)
+    compiling = getattr(compiler, "is_compiling", None) or (lambda: False)  # 2.3+; 1.13 has no Dynamo
+    return _ForwardSpans(importlib.import_module("torch.nn.modules.module"), compiling).install()
 
 
 def _backward_start():
@@ -474,6 +505,7 @@ def _install_profiler_hooks(torch):
 
 _INSTALLERS = (
     (optimizer_hook, _install_optimizer_hooks),
+    (optimizer_hook, _install_grad_scaler_hooks),
     (data_hook, _install_dataloader_hooks),
     (worker_hook, _install_worker_hooks),
     (forward_hook, _install_forward_hooks),

@@ -21,7 +21,8 @@ print(facts)
 assert facts["wrapped"] == ["Aux", "MSELoss", "Sequential"], facts
 assert not facts["pickle_mentions_stepscope"] and facts["copy_runs"] and facts["scripts"], facts
 assert facts["after_uninstall"] == {"wrapped": [], "global_module_hooks": 0, "optimizer_hooks": 0,
-                                    "backward_wrapped": False, "gc_callbacks": 0, "next_wrapped": False}, facts
+                                    "backward_wrapped": False, "gc_callbacks": 0, "next_wrapped": False,
+                                    "scaler_wrapped": False}, facts
 dropped = db.execute("SELECT value FROM metadata WHERE key = 'hooks_dropped_records'").fetchone()
 assert dropped is None or dropped[0] == "0", "records dropped: %s" % dropped
 steps = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 1 ORDER BY start_ns").fetchall()
@@ -36,5 +37,16 @@ assert 100 <= found <= 251 and forwards[found:300] == [3] * (300 - found), (foun
 # Reinstalled: the model and the loss, no Aux; the first of these steps also holds the
 # copy's forward, which ran before the uninstall.
 assert forwards[300:] == [3, 2, 2, 2, 2], forwards[300:]
+PYEOF
+# torch.compile: the hooks add no graph break (Dynamo would trace them inside the
+# compiled region), and every step's forward is the compiled module's call.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/compiled.db" -- "$venv_python" \
+  "$STEPSCOPE_REPO/tests/integration/programs/compiled_model.py"
+"$PY" - "$WORK/compiled.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "torch.compile under the hooks"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert json.loads(sys.argv[2]) == {"graph_breaks": 0}, sys.argv[2]
+kinds = dict(db.execute("SELECT kind, COUNT(*) FROM spans WHERE kind IN (1, 3) GROUP BY kind").fetchall())
+assert kinds == {1: 30, 3: 30}, kinds
 PYEOF
 echo "1 passed, 0 failed"

@@ -117,6 +117,12 @@ for row in steps["per_step"]:
     assert measured <= row["time_ns"] and measured + row["other_ns"] == row["time_ns"], row
 PYEOF
 
+# Mixed precision: GradScaler skips optimizer.step after an overflow (2 of 10 steps);
+# those are still steps.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/scaler.db" -- "$venv_python" "$programs/grad_scaler.py"
+grep -q "optimizer steps run: 8" "$WORK/stdout" || fail "grad_scaler.py did not skip 2 steps: $(cat "$WORK/stdout")"
+[ "$("$PY" "$check" "$WORK/scaler.db" count)" = 10 ] || fail "GradScaler: $("$PY" "$check" "$WORK/scaler.db" count) steps, not 10"
+
 # A hook that fails: one warning, the rest of the hooks and the program unchanged.
 status=0
 "$venv_python" "$programs/hook_failure.py" > "$WORK/bare.out" 2> "$WORK/bare.err" || status=$?

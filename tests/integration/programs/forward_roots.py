@@ -76,6 +76,7 @@ def main():
             "backward_wrapped": hasattr(torch.autograd.backward, "__wrapped__"),
             "gc_callbacks": sum(getattr(c, "__module__", "").startswith("stepscope") for c in gc.callbacks),
             "next_wrapped": "stepscope" in torch.utils.data.dataloader._BaseDataLoaderIter.__next__.__module__,
+            "scaler_wrapped": "stepscope" in torch.amp.GradScaler.step.__module__,
         }
         _torch_hooks.install(torch)  # and back in: the steps go on being recorded
         for _ in range(5):
