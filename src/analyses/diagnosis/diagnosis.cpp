@@ -25,7 +25,7 @@ constexpr Rule kRules[] = {
     input_pipeline_rule, optimizer_heavy_rule, logging_overhead_rule, gc_pauses_rule, python_overhead_rule,
     sync_in_loop_rule, host_collectives_rule,
     gpu_utilization_rule, communication_not_overlapped_rule, pageable_memcpy_rule, small_memcpy_rule,
-    memory_pressure_rule,
+    memory_pressure_rule, step_overhead_rule,
 };
 
 // A step no rule finds overhead in spends its time where the phases say:

@@ -213,8 +213,6 @@ Intervals data_waits(const Run& run, const SpanCensus& census, int64_t pid, int6
   return out;
 }
 
-bool inside(const Intervals& spans, int64_t ts) { return containing(spans, ts) != spans.end(); }
-
 // The main thread's data waits, the worker processes (their "worker_batch"
 // markers) and the main thread's GC pauses: rare kinds, which the census lists.
 void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
@@ -228,11 +226,13 @@ void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
     if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
     if (ns < 0 || !gc_pause[s.name]) continue;
+    f.main_gc_pauses.push_back({s.start_ns, s.end_ns});
     ++f.gc_pauses;
     f.gc_pause_ns += ns;
     f.gc_longest_ns = std::max(f.gc_longest_ns, ns);
   }
   f.worker_pids.assign(workers.begin(), workers.end());
+  f.main_gc_pauses = merge_unsorted(std::move(f.main_gc_pauses));
 }
 
 void gather_samples(const Run& run, DiagnosisFacts& f) {
@@ -243,7 +243,7 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
     if (s.pid == f.primary->pid && s.tid == f.main_tid) {
       f.step_samples.push_back(&s);
-      if (inside(waits, s.ts_ns)) {
+      if (covers(waits, s.ts_ns)) {
         ++f.data_wait_samples;
         f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
       }

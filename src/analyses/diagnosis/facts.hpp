@@ -72,7 +72,9 @@ struct DiagnosisFacts {
   };
   std::vector<AllocatorPeak> allocator_peaks;
 
-  // Garbage collections the hooks timed on the step thread inside steady steps.
+  // Garbage collections the hooks timed on the step thread inside steady steps,
+  // and their times, disjoint and by start.
+  Intervals main_gc_pauses;
   size_t gc_pauses = 0;
   int64_t gc_pause_ns = 0;
   int64_t gc_longest_ns = 0;

@@ -150,6 +150,10 @@ uint64_t gc_marker_samples(const Run& run, const DiagnosisFacts& f) {
 
 }  // namespace
 
+bool claimed_by_host_rules(const Run& run, const Frame& frame) {
+  return is_gc_marker(frame, run.strings) || frame_file_contains(run, frame, logging_files());
+}
+
 std::optional<Finding> logging_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
   StackFrameFinder finder(in.run, [&](const Frame& frame) { return frame_file_contains(in.run, frame, logging_files()); });

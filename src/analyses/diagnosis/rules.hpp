@@ -20,6 +20,15 @@ std::optional<Finding> input_pipeline_rule(const DiagnosisInput& input, const Di
 std::optional<Finding> logging_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 std::optional<Finding> optimizer_heavy_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 std::optional<Finding> gc_pauses_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+// A frame of the code logging_overhead or gc_pauses name (logging, metric
+// loggers, tensor formatting; the collector's marker): step_overhead leaves
+// their samples to them.
+bool claimed_by_host_rules(const Run& run, const Frame& frame);
+
+// step_overhead: much of the step outside data wait, forward, backward and
+// the optimizer, in code no named rule explains (checkpoint saving,
+// evaluation, metric computation): the functions that take it.
+std::optional<Finding> step_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
 // python_overhead: many tiny operators whose host-side cost (Python between
 // them, dispatch) paces the step while the device, if any, idles. From a
@@ -52,6 +61,7 @@ inline constexpr double kDiskUtilSaturated = 90;      // percent, peak over stea
 inline constexpr double kLoggingShare = 0.05;         // of the step thread's samples
 inline constexpr double kOptimizerShare = 0.20;       // optimizer phase of step time
 inline constexpr double kGcShare = 0.05;              // of steady step time
+inline constexpr double kStepOverheadShare = 0.20;    // unexplained "other" of step time
 inline constexpr double kSyncShare = 0.03;           // device idle caused by syncs, of step time
 inline constexpr double kHostCollectiveShare = 0.10;  // host collectives the step thread waits on, of step time
 inline constexpr double kPythonOverheadShare = 0.20;  // host per-operator cost of step time

@@ -51,5 +51,7 @@ Intervals clip_disjoint(const Intervals& disjoint, int64_t start, int64_t end);
 // The interval of `by_start` (sorted by start) that contains `t`: the last to
 // start at or before it, if it has not ended; end() when there is none.
 Intervals::const_iterator containing(const Intervals& by_start, int64_t t);
+// Whether an interval of `disjoint` (sorted by start) contains `t`.
+inline bool covers(const Intervals& disjoint, int64_t t) { return containing(disjoint, t) != disjoint.end(); }
 
 }  // namespace stepscope

@@ -4,6 +4,7 @@
                                  AdamW's for-loop implementation over 402 small tensors, and
                                  calls gc.collect() every step with many live objects
   diagnosis_cases.py saturated   two DataLoader workers doing CPU work on every core
+  diagnosis_cases.py checkpoint  saves a checkpoint of a 12 MB model with torch.save every step
 
 Each runs --steps optimizer steps with one torch thread and prints `summary: {json}`.
 """
@@ -13,6 +14,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import time
 
 import torch
@@ -42,6 +44,10 @@ def model_for(case):
     if case == "host":
         # Hundreds of tiny parameter tensors: per-tensor overhead dominates.
         return torch.nn.Sequential(*[torch.nn.Linear(16, 16) for _ in range(200)], torch.nn.Linear(16, 4))
+    if case == "checkpoint":
+        # 12 MB of parameters, most of them in one layer the step does not use.
+        return torch.nn.Sequential(torch.nn.Linear(16, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 4),
+                                   torch.nn.Embedding(3000, 1000))
     return torch.nn.Sequential(torch.nn.Linear(16, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4))
 
 
@@ -58,9 +64,21 @@ def compute(seconds):
         pass
 
 
+class Work(torch.nn.Module):
+    """The model's own work, a steady 10 ms of its forward."""
+
+    def forward(self, x):
+        compute(0.010)
+        return x
+
+
+def save_checkpoint(model, path):
+    torch.save(model.state_dict(), path)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("case", choices=["host", "saturated"])
+    p.add_argument("case", choices=["host", "saturated", "checkpoint"])
     p.add_argument("--steps", type=int, default=40)
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -68,6 +86,8 @@ def main():
         logging.basicConfig(stream=open(os.devnull, "w"), level=logging.INFO,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     model = model_for(args.case)
+    forward = torch.nn.Sequential(Work(), model if args.case != "checkpoint" else model[:3])
+    checkpoint = os.path.join(tempfile.mkdtemp(), "model.pt")
     # foreach=False: the for-loop implementation, whatever this torch's default.
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
     batches = iter(loader_for(args.case, 4))
@@ -78,15 +98,16 @@ def main():
     start = time.perf_counter()
     for step in range(1, args.steps + 1):
         x, y = next(batches)
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss = torch.nn.functional.cross_entropy(forward(x), y)
         opt.zero_grad()
         loss.backward()
-        compute(0.010)  # the step's own work, a steady 10 ms
         opt.step()
         if args.case == "host":
             for name, param in list(model.named_parameters())[:4]:
                 log.info("step %d %s %s grad %s", step, name, param.data, param.grad)
             gc.collect()
+        if args.case == "checkpoint":
+            save_checkpoint(model, checkpoint)
     wall = time.perf_counter() - start
     print("summary: " + json.dumps({"steps": args.steps, "wall_s": round(wall, 3), "live": len(live)}), flush=True)
     return 0

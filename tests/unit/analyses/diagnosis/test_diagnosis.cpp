@@ -283,6 +283,49 @@ TEST(Diagnosis, NoLoggingFindingForUserCode) {
   EXPECT_FALSE(find(b.diagnose(), "logging_overhead"));
 }
 
+// 20 steps of 100 ms: forward 30, backward 20, optimizer 10, then 40 ms of
+// other, whose samples have `other_stack`.
+void steps_with_other(RunBuilder& b, const std::vector<FrameId>& other_stack) {
+  for (int64_t start = 0; start < 2000; start += 100) {
+    b.span(kPid, SpanKind::kForward, start, start + 30);
+    b.span(kPid, SpanKind::kBackward, start + 30, start + 50);
+    b.span(kPid, SpanKind::kOptimizer, start + 50, start + 60);
+    b.span(kPid, SpanKind::kStep, start, start + 100, "step");
+  }
+  b.samples(kPid, 0, 2000, {b.loop});
+  b.restack_in_steps(20, 100, 60, 100, other_stack);
+}
+
+TEST(Diagnosis, StepOverheadNamesTheFunctionsAndTheirKind) {
+  RunBuilder b;
+  FrameId save = b.run.intern_frame("save_checkpoint", "train.py", 88);
+  FrameId torch_save = b.run.intern_frame("_save", "/x/torch/serialization.py", 600);
+  steps_with_other(b, {b.loop, save, torch_save});
+  auto d = b.diagnose();
+  const Finding* f = find(d, "step_overhead");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->share, 0.4, 0.02);
+  EXPECT_NEAR(*f->expected_speedup, 1 / 0.6, 0.05);
+  EXPECT_TRUE(any_contains(f->evidence, "_save (/x/torch/serialization.py:600) called from save_checkpoint (train.py:88) (100%)"))
+      << f->evidence[1];
+  EXPECT_TRUE(any_contains(f->evidence, "100% of these samples save checkpoints"));
+  EXPECT_NE(f->recommendation.find("async_save"), std::string::npos);
+  EXPECT_EQ(f->recommendation.find("evaluation"), std::string::npos);
+}
+
+// What logging_overhead names is its own: step_overhead counts only the rest.
+TEST(Diagnosis, StepOverheadLeavesLoggingToItsRule) {
+  RunBuilder b;
+  FrameId emit = b.run.intern_frame("emit", "/usr/lib/python3.11/logging/__init__.py", 1100);
+  steps_with_other(b, {b.loop, b.run.intern_frame("log_metrics", "train.py", 77), emit});
+  b.restack_in_steps(20, 100, 90, 100, {b.loop, b.run.intern_frame("evaluate", "train.py", 50)});
+  auto d = b.diagnose();
+  const Finding* logging = find(d, "logging_overhead");
+  ASSERT_TRUE(logging);
+  EXPECT_NEAR(logging->share, 0.3, 0.02);
+  EXPECT_FALSE(find(d, "step_overhead"));  // 10% left: under the threshold
+}
+
 TEST(Diagnosis, OptimizerHeavyNamesTheForLoopImplementation) {
   RunBuilder b;
   b.steps(20, 0, 30, 30, 40);
