@@ -95,6 +95,12 @@ std::string functions_text(const Run& run, const std::map<StackId, uint64_t>& st
 
 std::optional<Finding> step_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& f) {
   if (!f.primary || f.step_samples.size() < kMinRuleSamples) return std::nullopt;
+  // Without a forward, backward or optimizer phase (a loop without torch, with
+  // explicit steps) nothing was measured that "other" is the rest of.
+  auto fraction = [&](StepPhase p) { return f.primary->phase_fractions[static_cast<size_t>(p)]; };
+  if (fraction(StepPhase::kForward) + fraction(StepPhase::kBackward) + fraction(StepPhase::kOptimizer) <= 0) {
+    return std::nullopt;
+  }
   const Run& run = in.run;
   Intervals phases = measured_phases(run, f);
   StackFrameFinder claimed(run, [&](const Frame& frame) { return claimed_by_host_rules(run, frame); });
@@ -108,7 +114,7 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& in, const Diagno
   }
   uint64_t count = 0;
   for (auto [stack, n] : unexplained) count += n;
-  double other_share = f.primary->phase_fractions[static_cast<size_t>(StepPhase::kOther)];
+  double other_share = fraction(StepPhase::kOther);
   // The phase's measured time, less the part of its samples the named rules explain.
   double share = other == 0 ? 0 : other_share * static_cast<double>(count) / static_cast<double>(other);
   if (count < kMinRuleSamples || share < kStepOverheadShare) return std::nullopt;

@@ -326,6 +326,15 @@ TEST(Diagnosis, StepOverheadLeavesLoggingToItsRule) {
   EXPECT_FALSE(find(d, "step_overhead"));  // 10% left: under the threshold
 }
 
+// Explicit steps of a loop without torch measure no phase: "other" is not the
+// rest of anything, and step_overhead says nothing.
+TEST(Diagnosis, NoStepOverheadWithoutMeasuredPhases) {
+  RunBuilder b;
+  for (int64_t start = 0; start < 2000; start += 100) b.span(kPid, SpanKind::kStep, start, start + 100, "step");
+  b.samples(kPid, 0, 2000, {b.loop, b.run.intern_frame("work", "loop.py", 3)});
+  EXPECT_FALSE(find(b.diagnose(), "step_overhead"));
+}
+
 TEST(Diagnosis, OptimizerHeavyNamesTheForLoopImplementation) {
   RunBuilder b;
   b.steps(20, 0, 30, 30, 40);
