@@ -123,6 +123,16 @@ expect_status 0 "$STEPSCOPE" record -o "$WORK/scaler.db" -- "$venv_python" "$pro
 grep -q "optimizer steps run: 8" "$WORK/stdout" || fail "grad_scaler.py did not skip 2 steps: $(cat "$WORK/stdout")"
 [ "$("$PY" "$check" "$WORK/scaler.db" count)" = 10 ] || fail "GradScaler: $("$PY" "$check" "$WORK/scaler.db" count) steps, not 10"
 
+# Gradient accumulation: a step is an optimizer step, with the samples and tokens of
+# its 4 micro-batches.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/accumulate.db" -- "$venv_python" "$programs/grad_accumulation.py"
+expect_status 0 "$STEPSCOPE" report "$WORK/accumulate.db" --json -o "$WORK/accumulate.json"
+"$PY" - "$WORK/accumulate.json" <<'PYEOF' || fail "gradient accumulation: steps or their samples are wrong"
+import json, sys
+rows = json.load(open(sys.argv[1]))["steps"]["per_step"]
+assert [(r["samples"], r["tokens"]) for r in rows] == [(32, 32 * 32)] * 6, rows
+PYEOF
+
 # A hook that fails: one warning, the rest of the hooks and the program unchanged.
 status=0
 "$venv_python" "$programs/hook_failure.py" > "$WORK/bare.out" 2> "$WORK/bare.err" || status=$?
