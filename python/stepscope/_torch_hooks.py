@@ -236,11 +236,11 @@ class _ForwardSpans:
 
     Global module hooks make every call of every module take the slow path of
     Module._call_impl: on a model of 182 small modules the hooks cost 0.83 ms a step
-    that way, 0.10 ms without (bench/README.md). Only the outermost call is wanted, so the global hooks serve
-    only to find the classes of the modules called outermost, the roots. Each root
-    class's __call__ is then wrapped (on the class, so nothing is added to the
-    modules, which pickle, copy and script as before), and the global hooks come off
-    at the end of the first step that found no new root. They come back for a step
+    that way, 0.10 ms without (bench/README.md). Only the outermost call is wanted,
+    so the global hooks serve only to find the classes of the modules called
+    outermost, the roots. Each root class's __call__ is then wrapped (on the class,
+    so nothing is added to the modules, which pickle, copy and script as before), and
+    the global hooks come off at the end of the first step that found no new root. They come back for a step
     every 50 to 150 steps, at random so that no periodic pattern hides a module from
     them: a module first called outermost later (an EMA copy, a second network) is
     counted from that step on. A class that cannot be wrapped keeps the global hooks on,
