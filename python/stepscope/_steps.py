@@ -4,6 +4,13 @@ A step runs from the end of the previous one (or, for the first, from the first
 activity seen: a data wait, a forward, a range) to the next optimizer step or
 stepscope.step() call. Its samples and tokens are those of the batches fetched during
 it, unless the caller of stepscope.step() says otherwise.
+
+Several optimizers that step in turn (a GAN's discriminator and generator) make one
+step: the optimizer steps between two batches are a round, and a step ends at the last
+optimizer step of a round. How many optimizers a round has is learned from the rounds
+before; until then (the first round, or a round with fewer optimizer steps) the step
+ends when the round does: at the next batch, at an optimizer that steps again, or at
+exit, with the time of the round's last optimizer step.
 """
 
 import threading
@@ -21,14 +28,45 @@ class StepTracker:
         self.samples = -1
         self.tokens = -1
         self.step_ended = None  # called after each step's end (the forward hooks' schedule)
-        self.steps = 0          # steps ended so far
+        self.optimizer_steps = 0
+        self._round = set()     # the optimizers that stepped since the last batch
+        self._round_size = 0    # optimizers in a round, from the last one (0: not known yet)
+        self._round_end = None  # the round's last optimizer step, while its step is open
         channel.send("P rss_peak %s" % self.memory.mode())
 
     def activity(self, ts):
         if self.start is None:
             self.start = ts
 
+    def optimizer_stepped(self, optimizer, ts):
+        """An optimizer step ended at `ts`: it ends the step once the round is complete."""
+        self.optimizer_steps += 1
+        if self.explicit:
+            return
+        if optimizer in self._round:  # it steps again: the round before was complete
+            self._close_round()
+        self._round.add(optimizer)
+        self._round_end = ts
+        if self._round_size and len(self._round) == self._round_size:
+            self.end(ts)
+            self._round_end = None
+
+    def _close_round(self):
+        if self._round_end is not None and not self.explicit:
+            self.end(self._round_end)
+            self._round_end = None
+        if self._round:
+            self._round_size = len(self._round)
+            self._round = set()
+
+    def finish(self):
+        """At exit: the step of a round that never closed."""
+        if self._round_end is not None and not self.explicit:
+            self.end(self._round_end)
+            self._round_end = None
+
     def batch(self, samples, tokens):
+        self._close_round()
         if samples >= 0:
             self.samples = samples + max(self.samples, 0)
         if tokens >= 0:
@@ -45,7 +83,6 @@ class StepTracker:
         self.start = ts
         self.samples = -1
         self.tokens = -1
-        self.steps += 1
         if self.step_ended is not None:
             self.step_ended()
 
@@ -64,4 +101,6 @@ def tracker():
         with _lock:
             if _tracker is None:
                 _tracker = StepTracker(channel)
+                import atexit
+                atexit.register(_tracker.finish)
     return _tracker

@@ -71,15 +71,14 @@ def _optimizer_start():
     _enter("opt")
 
 
-def _optimizer_end():
+def _optimizer_end(optimizer):
     start = _leave("opt")
     if start is None:
         return
     end = _now()
     tracker = _steps.tracker()
     tracker.channel.send("O %d %d %d" % (_get_tid(), start, end))
-    if not tracker.explicit:
-        tracker.end(end)
+    tracker.optimizer_stepped(id(optimizer), end)
     # A forward that raised never ran its post hook: start every step clean.
     _depth.fwd = 0
 
@@ -89,7 +88,7 @@ def _pre_step(optimizer, args, kwargs):
 
 
 def _post_step(optimizer, args, kwargs):
-    optimizer_hook.run(_optimizer_end)
+    optimizer_hook.run(_optimizer_end, optimizer)
 
 
 def _install_optimizer_hooks(torch):
@@ -120,7 +119,7 @@ def _wrap_instance_step(optimizer):
         try:
             return step(*args, **kwargs)
         finally:
-            optimizer_hook.run(_optimizer_end)
+            optimizer_hook.run(_optimizer_end, optimizer)
 
     optimizer.step = wrapped_step
 
@@ -134,18 +133,17 @@ def _install_grad_scaler_hooks(torch):
 
     def step(self, optimizer, *args, **kwargs):
         tracker = _steps.tracker()
-        steps_before = tracker.steps
+        steps_before = tracker.optimizer_steps
         result = original_step(self, optimizer, *args, **kwargs)
-        if optimizer_hook.on and tracker.steps == steps_before:
-            optimizer_hook.run(_end_skipped_step, tracker)
+        if optimizer_hook.on and tracker.optimizer_steps == steps_before:
+            optimizer_hook.run(_skipped_step, tracker, optimizer)
         return result
 
     return _replace(scaler_class, "step", step)
 
 
-def _end_skipped_step(tracker):
-    if not tracker.explicit:
-        tracker.end(_now())
+def _skipped_step(tracker, optimizer):
+    tracker.optimizer_stepped(id(optimizer), _now())
 
 
 # ------------------------------------------------------------------------ data wait

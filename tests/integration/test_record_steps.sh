@@ -133,6 +133,20 @@ rows = json.load(open(sys.argv[1]))["steps"]["per_step"]
 assert [(r["samples"], r["tokens"]) for r in rows] == [(32, 32 * 32)] * 6, rows
 PYEOF
 
+# Two optimizers stepping in turn (a GAN): one step per batch, ending at the second.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/gan.db" -- "$venv_python" "$programs/two_optimizers.py"
+expect_status 0 "$STEPSCOPE" report "$WORK/gan.db" --json -o "$WORK/gan.json"
+"$PY" - "$WORK/gan.json" "$WORK/gan.db" <<'PYEOF' || fail "two optimizers: not one step per batch"
+import json, sqlite3, sys
+rows = json.load(open(sys.argv[1]))["steps"]["per_step"]
+assert [r["samples"] for r in rows] == [16] * 12, rows
+db = sqlite3.connect(sys.argv[2])
+# Each step ends where the generator's optimizer step (the second of its two) ends.
+ends = [e for (e,) in db.execute("SELECT end_ns FROM spans WHERE kind = 5 ORDER BY start_ns")]
+steps = [e for (e,) in db.execute("SELECT end_ns FROM spans WHERE kind = 1 ORDER BY start_ns")]
+assert len(ends) == 24 and steps == ends[1::2], (len(ends), steps[:3], ends[:4])
+PYEOF
+
 # A hook that fails: one warning, the rest of the hooks and the program unchanged.
 status=0
 "$venv_python" "$programs/hook_failure.py" > "$WORK/bare.out" 2> "$WORK/bare.err" || status=$?
