@@ -254,7 +254,7 @@ class _ForwardSpans:
         self._compiling = compiling     # torch.compiler.is_compiling, or never
         self._global_handles = None     # the global hooks' handles while they are on
         self._wrapped = {}              # root class -> its own __call__ before, or None
-        self._found = {}                # classes found outermost since the last step end
+        self._found = set()             # classes found outermost since the last step end
         self._pinned = False            # a root class refused its wrapper: stay global
         self._in_flight = 0             # calls the global hooks entered and not yet left
         self._lock = threading.Lock()   # no class is wrapped, and no hook removed, mid-call
@@ -309,7 +309,7 @@ class _ForwardSpans:
                 return
             self._in_flight += 1
         if _forward_enter():
-            self._found[type(module)] = True
+            self._found.add(type(module))
 
     def _global_leave(self, module):
         with self._lock:
@@ -326,7 +326,7 @@ class _ForwardSpans:
             self._schedule()
 
     def _schedule(self):
-        found, self._found = self._found, {}
+        found, self._found = self._found, set()
         if found:
             for cls in found:
                 self._wrap(cls)

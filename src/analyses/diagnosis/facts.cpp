@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -203,20 +204,28 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
-Intervals data_waits(const Run& run, const SpanCensus& census, int64_t pid, int64_t tid) {
+// The spans of `kinds` on thread (pid, tid), sorted by start: rare kinds,
+// which the census lists.
+Intervals thread_spans(const Run& run, const SpanCensus& census, std::initializer_list<SpanKind> kinds, int64_t pid,
+                       int64_t tid) {
   Intervals out;
-  for (SpanId id : census.ids(SpanKind::kDataWait)) {
-    const Span& s = run.spans[id];
-    if (s.pid == pid && s.tid == tid) out.push_back({s.start_ns, s.end_ns});
+  for (SpanKind kind : kinds) {
+    for (SpanId id : census.ids(kind)) {
+      const Span& s = run.spans[id];
+      if (s.pid == pid && s.tid == tid) out.push_back({s.start_ns, s.end_ns});
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-// The main thread's data waits, the worker processes (their "worker_batch"
-// markers) and the main thread's GC pauses: rare kinds, which the census lists.
+// The main thread's data waits and measured phases, the worker processes
+// (their "worker_batch" markers) and the main thread's GC pauses.
 void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
-  f.main_data_waits = data_waits(run, census, f.primary->pid, f.main_tid);
+  f.main_data_waits = thread_spans(run, census, {SpanKind::kDataWait}, f.primary->pid, f.main_tid);
+  f.main_phases = merge_unsorted(thread_spans(
+      run, census, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer},
+      f.primary->pid, f.main_tid));
   std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::set<int64_t> workers;

@@ -33,6 +33,9 @@ struct DiagnosisFacts {
   // The main thread's data waits (hooks), sorted by start: input_bound's
   // samples and the GPU idle rule's excused idle time both come from these.
   Intervals main_data_waits;
+  // The main thread's data wait, forward, backward and optimizer spans (hooks),
+  // merged: the step's time outside them is its "other" phase.
+  Intervals main_phases;
   // The device's activity (every kernel, copy and memset, launched in any
   // step: not the device analyses' cut) merged into busy intervals, disjoint
   // and by start; made once for the sync, Python and GPU idle rules.

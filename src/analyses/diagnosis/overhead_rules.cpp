@@ -18,19 +18,6 @@ namespace stepscope {
 
 namespace {
 
-// The main thread's data wait, forward, backward and optimizer spans, merged.
-Intervals measured_phases(const Run& run, const DiagnosisFacts& f) {
-  Intervals phases;
-  for (const Span& s : run.spans) {
-    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
-    if (s.kind == SpanKind::kDataWait || s.kind == SpanKind::kForward || s.kind == SpanKind::kBackward ||
-        s.kind == SpanKind::kOptimizer) {
-      phases.push_back({s.start_ns, s.end_ns});
-    }
-  }
-  return merge_unsorted(std::move(phases));
-}
-
 // What a kind of extra work is, how to find it in a stack, and what removes it.
 struct OverheadKind {
   const char* what;
@@ -102,12 +89,11 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& in, const Diagno
     return std::nullopt;
   }
   const Run& run = in.run;
-  Intervals phases = measured_phases(run, f);
   StackFrameFinder claimed(run, [&](const Frame& frame) { return claimed_by_host_rules(run, frame); });
   uint64_t other = 0;
   std::map<StackId, uint64_t> unexplained;
   for (const Sample* s : f.step_samples) {
-    if (covers(phases, s->ts_ns)) continue;
+    if (covers(f.main_phases, s->ts_ns)) continue;
     ++other;
     bool named = covers(f.main_gc_pauses, s->ts_ns) || claimed.find(s->stack) != StackFrameFinder::kNone;
     if (!named) ++unexplained[s->stack];
