@@ -1,23 +1,27 @@
 """The channel to the recorder: a Unix datagram socket named by STEPSCOPE_CHANNEL.
 
 Records are short text lines (see docs/steps.md, "Wire format"). They are buffered and
-sent several to a datagram, so a training step costs one system call, not five. A send
-never blocks and never raises into the program: while the recorder's queue is full (it
-holds 10 datagrams, net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the
-records wait for the next datagram, up to _MAX_BACKLOG_BYTES; beyond that the oldest are
-dropped and counted (the count travels in the next datagram). A recorder that is gone
-turns the channel off.
+sent several to a datagram: at most one send per _SEND_INTERVAL_NS (or per _MAX_RECORDS
+records), so fast steps share a system call and a slow step's records leave at its end.
+A send while the program runs never blocks and never raises into the program: while the
+recorder's queue is full (it holds 10 datagrams, net.unix.max_dgram_qlen, and the
+recorder drains it every 10 ms) the records wait for the next datagram, up to
+_MAX_BACKLOG_BYTES; beyond that the oldest are dropped and counted (the count travels in
+the next datagram). The last send, at exit, waits up to _EXIT_WAIT_S for room, so a
+burst of steps just before exit is not lost. A recorder that is gone turns the channel off.
 """
 
 import os
+import socket
 import threading
 import time
 
 _MAGIC = "SS1"
 _MAX_RECORDS = 32             # records buffered before a send
-_MAX_AGE_NS = 100_000_000     # a record waits at most this long (checked at each record)
+_SEND_INTERVAL_NS = 100_000_000  # records leave at the first record this long after a send
 _MAX_NAME = 256               # characters of a range name
 _MAX_BACKLOG_BYTES = 32768    # records kept while the recorder's queue is full
+_EXIT_WAIT_S = 1.0            # how long the exit's send waits for room in the queue
 
 
 def now_ns():
@@ -27,7 +31,6 @@ def now_ns():
 
 class Channel:
     def __init__(self, path):
-        import socket
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
         self._reset_after_fork()
@@ -44,7 +47,7 @@ class Channel:
         self._lock = threading.Lock()
         self._records = []
         self._backlog = 0  # records of _records a full queue refused, waiting for the next send
-        self._first_ns = 0
+        self._last_send_ns = 0
         self._dropped = 0
         self._header = "%s %d\n" % (_MAGIC, os.getpid())
         self.open = True
@@ -54,11 +57,9 @@ class Channel:
         if not self.open:
             return
         with self._lock:
-            if len(self._records) == self._backlog:
-                self._first_ns = now_ns()
             self._records.append(record)
             new = len(self._records) - self._backlog
-            if flush or new >= _MAX_RECORDS or now_ns() - self._first_ns > _MAX_AGE_NS:
+            if flush or new >= _MAX_RECORDS or now_ns() - self._last_send_ns > _SEND_INTERVAL_NS:
                 self._flush_locked()
 
     def flush(self):
@@ -66,17 +67,26 @@ class Channel:
             with self._lock:
                 self._flush_locked()
 
+    def flush_at_exit(self):
+        """The last send: waits (bounded) while the recorder's queue is full."""
+        if not self.open:
+            return
+        with self._lock:
+            self._sock.settimeout(_EXIT_WAIT_S)
+            self._flush_locked()
+
     def _flush_locked(self):
         if not self._records:
             return
         records = self._records + ["N %d" % self._dropped] if self._dropped else self._records
         data = (self._header + "\n".join(records)).encode("utf-8", "replace")
+        self._last_send_ns = now_ns()
         try:
             self._sock.send(data)
             self._records = []
             self._backlog = 0
             self._dropped = 0
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, socket.timeout):  # timeout: only at exit
             self._trim_backlog(len(data))
             self._backlog = len(self._records)  # tried again with the next send that is due
         except OSError:
@@ -131,4 +141,4 @@ def _announce(channel):
     for key, value in facts:
         channel.send("P %s %s" % (key, value))
     import atexit
-    atexit.register(channel.flush)
+    atexit.register(channel.flush_at_exit)

@@ -79,7 +79,7 @@ class StepTracker:
         host = self.memory.host.take() if self.memory.host is not None else -1
         device = self.memory.device_peak() if self.memory.device_peak is not None else -1
         self.channel.send("S %d %d %d %d %d %d %d" % (threading.get_native_id(), start, ts,
-                                                     samples, tokens, host, device), flush=True)
+                                                     samples, tokens, host, device))
         self.start = ts
         self.samples = -1
         self.tokens = -1

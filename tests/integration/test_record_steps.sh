@@ -20,7 +20,15 @@ expect_status 0 "$STEPSCOPE" report "$WORK/explicit.db" --json -o "$WORK/explici
 [ "$(steps_field "$WORK/explicit.json" "s['per_step'][-1]['tokens']")" = 4096 ] || fail "explicit tokens lost"
 sqlite3 "$WORK/explicit.db" "SELECT 1 FROM spans s JOIN strings n ON n.id = s.name WHERE s.kind = 6 AND n.value = 'work <phase>'" \
   | grep -q 1 || fail "stepscope.range span missing"
-# ... and is a no-op outside record.
+# A burst of steps faster than the recorder drains its queue: every step is either in the
+# run or counted as dropped, including those still waiting in the process at exit.
+expect_status 0 "$STEPSCOPE" record -o "$WORK/burst.db" -- "$python" -c '
+import stepscope
+for i in range(3000): stepscope.step(samples=1)'
+kept=$("$PY" "$check" "$WORK/burst.db" count)
+dropped=$(sqlite3 "$WORK/burst.db" "SELECT COALESCE(MAX(value), 0) FROM metadata WHERE key = 'hooks_dropped_records'")
+[ $((kept + dropped)) = 3000 ] || fail "a burst of 3000 steps: $kept kept, $dropped counted as dropped"
+# The explicit API is a no-op outside record.
 PYTHONPATH="$STEPSCOPE_REPO/python" "$python" "$programs/explicit_steps.py" > /dev/null \
   || fail "the explicit API failed outside record"
 
