@@ -29,6 +29,7 @@ def _end_step(samples, tokens):
     tracker = _steps.tracker()
     if tracker is not None:
         tracker.explicit = True
+        tracker.trained()
         tracker.end(_channel.now_ns(), samples, tokens)
 
 

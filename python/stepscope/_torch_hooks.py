@@ -6,7 +6,9 @@ What each hook measures (docs/steps.md has the whole story):
               GradScaler.step, which skips optimizer.step after an overflow, ends the
               step itself then
   data wait   DataLoader iterators' __next__: the wait, the batch size and tokens
-  forward     global module forward pre/post hooks, outermost module calls only
+  forward     the outermost module calls (_ForwardSpans); with the data waits, held
+              until a backward or optimizer step says they trained, else sent as
+              evaluation (_steps.py)
   backward    torch.autograd.backward (which Tensor.backward calls)
   worker      in DataLoader workers, the dataset fetch of each batch
   memory      per step: peak RSS, and CUDA's allocator peak when CUDA is in use
@@ -173,8 +175,7 @@ def _record_batch(torch, start, batch):
     samples, tokens = _batch_size(batch, torch)
     tracker = _steps.tracker()
     tracker.activity(start)
-    tracker.batch(samples, tokens)
-    tracker.channel.send("D %d %d %d %d %d" % (_get_tid(), start, end, samples, tokens))
+    tracker.fetched(_get_tid(), start, end, samples, tokens)
 
 
 def _install_dataloader_hooks(torch):
@@ -391,7 +392,7 @@ def _forward_leave():
     depth = _nesting("fwd") - 1
     _depth.fwd = max(depth, 0)
     if depth == 0 and not _nesting("bwd"):
-        _steps.tracker().channel.send("F %d %d %d" % (_get_tid(), _depth.fwd_start, _now()))
+        _steps.tracker().forward(_get_tid(), _depth.fwd_start, _now())
 
 
 def _install_forward_hooks(torch):
@@ -401,6 +402,8 @@ def _install_forward_hooks(torch):
 
 
 def _backward_start():
+    if not _nesting("bwd"):
+        _steps.tracker().trained()
     _enter("bwd")
 
 

@@ -220,7 +220,7 @@ Intervals thread_spans(const Run& run, const SpanCensus& census, std::initialize
 }
 
 // The main thread's data waits and measured phases, the worker processes
-// (their "worker_batch" markers) and the main thread's GC pauses.
+// (their "worker_batch" markers), and the main thread's GC pauses and evaluations.
 void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
   f.main_data_waits = thread_spans(run, census, {SpanKind::kDataWait}, f.primary->pid, f.main_tid);
   f.main_phases = merge_unsorted(thread_spans(
@@ -228,11 +228,13 @@ void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
       f.primary->pid, f.main_tid));
   std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
+  std::vector<bool> evaluation = strings_equal_to(run.strings, "evaluation");
   std::set<int64_t> workers;
   for (SpanId id : census.ids(SpanKind::kOther)) {
     const Span& s = run.spans[id];
     if (worker_batch[s.name]) workers.insert(s.pid);
     if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    if (evaluation[s.name]) f.main_evaluations.push_back({s.start_ns, s.end_ns});
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
     if (ns < 0 || !gc_pause[s.name]) continue;
     f.main_gc_pauses.push_back({s.start_ns, s.end_ns});
@@ -242,6 +244,7 @@ void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
   }
   f.worker_pids.assign(workers.begin(), workers.end());
   f.main_gc_pauses = merge_unsorted(std::move(f.main_gc_pauses));
+  f.main_evaluations = merge_unsorted(std::move(f.main_evaluations));
 }
 
 void gather_samples(const Run& run, DiagnosisFacts& f) {

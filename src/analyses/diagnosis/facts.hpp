@@ -81,6 +81,9 @@ struct DiagnosisFacts {
   size_t gc_pauses = 0;
   int64_t gc_pause_ns = 0;
   int64_t gc_longest_ns = 0;
+  // Evaluation inside training the hooks saw on the step thread (their
+  // "evaluation" spans), disjoint and by start.
+  Intervals main_evaluations;
 
   // Samples of the main process's step thread inside steady steps, and of
   // those, the ones in its data waits.

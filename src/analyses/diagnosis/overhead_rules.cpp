@@ -18,10 +18,12 @@ namespace stepscope {
 
 namespace {
 
-// What a kind of extra work is, how to find it in a stack, and what removes it.
+// What a kind of extra work is, how to find it in a stack (or in time: the
+// spans the hooks marked it with), and what removes it.
 struct OverheadKind {
   const char* what;
   bool (*matches)(const Run& run, const Frame& frame);
+  Intervals DiagnosisFacts::*marked;  // or null
   const char* remedy;
 };
 
@@ -37,10 +39,10 @@ bool evaluates(const Run& run, const Frame& frame) {
 }
 
 constexpr std::array<OverheadKind, 2> kKinds = {{
-    {"save checkpoints", saves_checkpoints,
+    {"save checkpoints", saves_checkpoints, nullptr,
      "Save checkpoints less often, or asynchronously (torch.distributed.checkpoint.async_save, or torch.save "
      "of a CPU copy from a background thread)."},
-    {"evaluate", evaluates,
+    {"evaluate", evaluates, &DiagnosisFacts::main_evaluations,
      "Move evaluation out of the step: run it every N steps, on fewer batches, or in a process of its own."},
 }};
 
@@ -91,15 +93,14 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& in, const Diagno
   const Run& run = in.run;
   StackFrameFinder claimed(run, [&](const Frame& frame) { return claimed_by_host_rules(run, frame); });
   uint64_t other = 0;
-  std::map<StackId, uint64_t> unexplained;
+  std::vector<const Sample*> unexplained;
   for (const Sample* s : f.step_samples) {
     if (covers(f.main_phases, s->ts_ns)) continue;
     ++other;
     bool named = covers(f.main_gc_pauses, s->ts_ns) || claimed.find(s->stack) != StackFrameFinder::kNone;
-    if (!named) ++unexplained[s->stack];
+    if (!named) unexplained.push_back(s);
   }
-  uint64_t count = 0;
-  for (auto [stack, n] : unexplained) count += n;
+  uint64_t count = unexplained.size();
   double other_share = fraction(StepPhase::kOther);
   // The phase's measured time, less the part of its samples the named rules explain.
   double share = other == 0 ? 0 : other_share * static_cast<double>(count) / static_cast<double>(other);
@@ -116,12 +117,17 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& in, const Diagno
                                      count < other ? fmt::format(", {} of them in code that logging_overhead or "
                                                                  "gc_pauses name", other - count)
                                                    : ""));
-  out.evidence.push_back("where: " + functions_text(run, unexplained, count));
+  std::map<StackId, uint64_t> by_stack;
+  for (const Sample* s : unexplained) ++by_stack[s->stack];
+  out.evidence.push_back("where: " + functions_text(run, by_stack, count));
   std::vector<std::pair<uint64_t, const OverheadKind*>> kinds;
   for (const OverheadKind& kind : kKinds) {
     StackFrameFinder finder(run, [&](const Frame& frame) { return kind.matches(run, frame); });
+    const Intervals* marked = kind.marked ? &(f.*kind.marked) : nullptr;
     uint64_t hits = 0;
-    for (auto [stack, n] : unexplained) hits += finder.find(stack) != StackFrameFinder::kNone ? n : 0;
+    for (const Sample* s : unexplained) {
+      hits += finder.find(s->stack) != StackFrameFinder::kNone || (marked && covers(*marked, s->ts_ns));
+    }
     if (hits > 0) kinds.emplace_back(hits, &kind);
   }
   std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -97,6 +97,8 @@ class RecordDecoder {
         return user_range(rest);
       case 'G':
         return gc_pause(rest);
+      case 'E':
+        return span(rest, SpanKind::kOther, "evaluation");
       case 'P':
         return fact(rest);
       case 'X':

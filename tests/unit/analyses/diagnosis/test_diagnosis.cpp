@@ -313,6 +313,22 @@ TEST(Diagnosis, StepOverheadNamesTheFunctionsAndTheirKind) {
   EXPECT_EQ(f->recommendation.find("evaluation"), std::string::npos);
 }
 
+// Evaluation the hooks marked (an "evaluation" span) is evaluation whatever its
+// functions are called: the remedy moves it out of the step.
+TEST(Diagnosis, StepOverheadNamesMarkedEvaluation) {
+  RunBuilder b;
+  FrameId score = b.run.intern_frame("score_holdout", "train.py", 120);
+  steps_with_other(b, {b.loop, score});
+  for (int64_t start = 0; start < 2000; start += 100) {
+    b.span(kPid, SpanKind::kOther, start + 60, start + 90, "evaluation");  // 30 of the 40 ms
+  }
+  auto d = b.diagnose();
+  const Finding* f = find(d, "step_overhead");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(any_contains(f->evidence, "75% of these samples evaluate")) << f->evidence.back();
+  EXPECT_NE(f->recommendation.find("Move evaluation out of the step"), std::string::npos);
+}
+
 // What logging_overhead names is its own: step_overhead counts only the rest.
 TEST(Diagnosis, StepOverheadLeavesLoggingToItsRule) {
   RunBuilder b;

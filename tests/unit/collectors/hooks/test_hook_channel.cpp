@@ -24,16 +24,19 @@ TEST(HookEvents, DecodesEveryRecordType) {
       "R 43 210 220 my range; <b>\n"
       "W 44 10 20 8\n"
       "G 43 460 470 2\n"
+      "E 43 480 490\n"
       "P rank 3\nX dataloader TypeError: boom\nN 7");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->pid, 42);
   EXPECT_EQ(d->bad_records, 0u);
-  ASSERT_EQ(d->spans.size(), 7u);
+  ASSERT_EQ(d->spans.size(), 8u);
   EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kDataWait);
   EXPECT_EQ(d->spans[4].name, "my range; <b>");
   EXPECT_EQ(d->spans[5].name, "worker_batch");
   EXPECT_EQ(d->spans[6].name, "gc_pause");
   EXPECT_EQ(d->spans[6].kind, stepscope::SpanKind::kOther);
+  EXPECT_EQ(d->spans[7].name, "evaluation");
+  EXPECT_EQ(d->spans[7].kind, stepscope::SpanKind::kOther);
   ASSERT_EQ(d->steps.size(), 1u);
   EXPECT_EQ(d->steps[0].samples, 16);
   EXPECT_EQ(d->steps[0].device_peak_bytes, -1);
