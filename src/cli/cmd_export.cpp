@@ -1,4 +1,4 @@
-// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto -o OUT
+// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto|pprof -o OUT
 #include <map>
 
 #include "analyses/profile.hpp"
@@ -8,13 +8,14 @@
 #include "renderers/export/collapsed.hpp"
 #include "renderers/export/flamegraph_svg.hpp"
 #include "renderers/export/perfetto.hpp"
+#include "renderers/export/pprof.hpp"
 #include "renderers/export/speedscope.hpp"
 
 namespace stepscope::cli {
 
 namespace {
 
-enum class ExportFormat { kCollapsed, kSpeedscope, kSvg, kPerfetto };
+enum class ExportFormat { kCollapsed, kSpeedscope, kSvg, kPerfetto, kPprof };
 
 struct ExportOptions {
   std::string input;
@@ -33,7 +34,8 @@ int run_export(const ExportOptions& options) {
     write_output(options.output, [&](std::ostream& out) { write_perfetto(run, out, {.include_idle = include_idle}); });
     return 0;
   }
-  Profile profile = build_profile(run, {.include_idle = options.idle || run_wants_idle(run)});
+  ProfileOptions profile_options{.include_idle = options.idle || run_wants_idle(run)};
+  Profile profile = build_profile(run, profile_options);
   write_output(options.output, [&](std::ostream& out) {
     switch (options.format) {
       case ExportFormat::kCollapsed:
@@ -48,6 +50,9 @@ int run_export(const ExportOptions& options) {
         write_flamegraph_svg(run, profile, out, svg);
         break;
       }
+      case ExportFormat::kPprof:
+        write_pprof(run, profile, profile_options, out);
+        break;
       case ExportFormat::kPerfetto:
         break;  // written above
     }
@@ -65,11 +70,13 @@ Command add_export_command(CLI::App& app) {
   const std::map<std::string, ExportFormat> formats = {{"collapsed", ExportFormat::kCollapsed},
                                                        {"speedscope", ExportFormat::kSpeedscope},
                                                        {"svg", ExportFormat::kSvg},
-                                                       {"perfetto", ExportFormat::kPerfetto}};
+                                                       {"perfetto", ExportFormat::kPerfetto},
+                                                       {"pprof", ExportFormat::kPprof}};
   cmd->add_option("-f,--format", options->format,
                   "collapsed: folded stacks for flamegraph.pl/inferno; speedscope: "
                   "speedscope.app JSON; svg: interactive flame graph; perfetto: Chrome/Perfetto "
-                  "trace JSON (samples, spans, counters, flows) for ui.perfetto.dev")
+                  "trace JSON (samples, spans, counters, flows) for ui.perfetto.dev; pprof: gzipped "
+                  "profile.proto for go tool pprof, Pyroscope, Parca")
       ->required()
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")

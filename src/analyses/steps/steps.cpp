@@ -5,6 +5,7 @@
 #include "analyses/spans/intervals.hpp"
 #include "analyses/spans/string_match.hpp"
 #include "analyses/steps/phase_claims.hpp"
+#include "analyses/steps/phase_index.hpp"
 #include "analyses/steps/profiler_steps.hpp"
 #include "analyses/steps/stragglers.hpp"
 #include "analyses/steps/trace_steps.hpp"
@@ -24,42 +25,6 @@ namespace {
 using ThreadKey = std::pair<int64_t, int64_t>;
 
 constexpr double kMsPerNs = 1e-6;
-
-std::optional<StepPhase> phase_of(SpanKind kind) {
-  switch (kind) {
-    case SpanKind::kDataWait:
-      return StepPhase::kDataWait;
-    case SpanKind::kForward:
-      return StepPhase::kForward;
-    case SpanKind::kBackward:
-      return StepPhase::kBackward;
-    case SpanKind::kOptimizer:
-      return StepPhase::kOptimizer;
-    default:
-      return std::nullopt;
-  }
-}
-
-// The phase spans of each thread, per phase, merged (disjoint, sorted).
-struct PhaseIndex {
-  std::map<ThreadKey, std::array<Intervals, kStepPhaseCount>> by_thread;
-
-  explicit PhaseIndex(const Run& run) {
-    for (const Span& s : run.spans) {
-      if (auto phase = phase_of(s.kind); phase && s.end_ns >= s.start_ns) {
-        by_thread[{s.pid, s.tid}][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
-      }
-    }
-    for (auto& [key, phases] : by_thread) {
-      for (Intervals& spans : phases) spans = merge_unsorted(std::move(spans));
-    }
-  }
-
-  const std::array<Intervals, kStepPhaseCount>* find(int64_t pid, int64_t tid) const {
-    auto it = by_thread.find({pid, tid});
-    return it == by_thread.end() ? nullptr : &it->second;
-  }
-};
 
 // Time of `spans` inside [start, end).
 int64_t overlap_ns(const Intervals& spans, int64_t start, int64_t end) {
@@ -95,7 +60,7 @@ struct StepCounters {
 // The hooks' phases claim time in the order of phase_at: data wait, forward,
 // backward, then the optimizer, whose span holds the forward and backward of a
 // closure optimizer.
-void fill_phases(StepRecord& step, const std::array<Intervals, kStepPhaseCount>* phases) {
+void fill_phases(StepRecord& step, const PhaseIndex::ThreadPhases* phases) {
   int64_t measured = 0;
   if (phases) {
     PhaseClaims claims;
@@ -270,20 +235,6 @@ std::vector<size_t> pick_stragglers(const std::vector<ProcessSteps>& processes) 
 
 // --------------------------------------------------------- sample attribution
 
-// The phase of `ts` within the steps of one thread (steps sorted by end).
-std::optional<StepPhase> phase_at(const ProcessSteps& p, const std::array<Intervals, kStepPhaseCount>* phases,
-                                  int64_t tid, int64_t ts) {
-  auto step = std::lower_bound(p.steps.begin(), p.steps.end(), ts,
-                               [](const StepRecord& s, int64_t t) { return s.end_ns <= t; });
-  if (step == p.steps.end() || step->start_ns > ts || step->tid != tid) return std::nullopt;
-  if (phases) {
-    for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) {
-      if (overlap_ns((*phases)[i], ts, ts + 1) > 0) return static_cast<StepPhase>(i);
-    }
-  }
-  return StepPhase::kOther;
-}
-
 bool inside(const Intervals& spans, int64_t ts) { return overlap_ns(spans, ts, ts + 1) > 0; }
 
 FrameId leaf_frame(const Run& run, StackId stack) { return run.stacks.node(stack).frame; }
@@ -325,7 +276,7 @@ StepSampleAttribution attribute_samples(const Run& run, const ProcessSteps& prim
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
     if (s.pid == primary.pid) {
-      auto phase = phase_at(primary, phases.find(s.pid, s.tid), s.tid, s.ts_ns);
+      auto phase = phases.phase_at(primary, s.tid, s.ts_ns);
       if (!phase) {
         if (!primary.steps.empty() && primary.steps.front().tid == s.tid) ++out.outside_steps;
         continue;

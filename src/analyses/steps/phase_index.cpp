@@ -1,0 +1,54 @@
+#include "analyses/steps/phase_index.hpp"
+
+#include <algorithm>
+
+namespace stepscope {
+
+namespace {
+
+std::optional<StepPhase> phase_of(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::kDataWait:
+      return StepPhase::kDataWait;
+    case SpanKind::kForward:
+      return StepPhase::kForward;
+    case SpanKind::kBackward:
+      return StepPhase::kBackward;
+    case SpanKind::kOptimizer:
+      return StepPhase::kOptimizer;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+PhaseIndex::PhaseIndex(const Run& run) {
+  for (const Span& s : run.spans) {
+    if (auto phase = phase_of(s.kind); phase && s.end_ns >= s.start_ns) {
+      by_thread_[{s.pid, s.tid}][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
+    }
+  }
+  for (auto& [key, phases] : by_thread_) {
+    for (Intervals& spans : phases) spans = merge_unsorted(std::move(spans));
+  }
+}
+
+const PhaseIndex::ThreadPhases* PhaseIndex::find(int64_t pid, int64_t tid) const {
+  auto it = by_thread_.find({pid, tid});
+  return it == by_thread_.end() ? nullptr : &it->second;
+}
+
+std::optional<StepPhase> PhaseIndex::phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const {
+  auto step = std::lower_bound(process.steps.begin(), process.steps.end(), ts,
+                               [](const StepRecord& s, int64_t t) { return s.end_ns <= t; });
+  if (step == process.steps.end() || step->start_ns > ts || step->tid != tid) return std::nullopt;
+  if (const ThreadPhases* phases = find(process.pid, tid)) {
+    for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) {
+      if (covers((*phases)[i], ts)) return static_cast<StepPhase>(i);
+    }
+  }
+  return StepPhase::kOther;
+}
+
+}  // namespace stepscope

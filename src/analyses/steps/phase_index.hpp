@@ -1,0 +1,36 @@
+// The step phase of a moment on a thread: which of the hooks' phase spans
+// (data wait, forward, backward, optimizer) holds it, in the order they claim
+// time, or "other" inside a step outside them. What the steps analysis
+// attributes samples with, and what the pprof export labels them with.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "analyses/spans/intervals.hpp"
+#include "analyses/steps/steps.hpp"
+#include "run/run.hpp"
+
+namespace stepscope {
+
+class PhaseIndex {
+ public:
+  using ThreadPhases = std::array<Intervals, kStepPhaseCount>;  // by StepPhase, merged
+
+  explicit PhaseIndex(const Run& run);
+
+  // The phase spans of thread (pid, tid), or null when it has none.
+  const ThreadPhases* find(int64_t pid, int64_t tid) const;
+
+  // The phase of `ts` on thread `tid` within the steps of `process` (sorted
+  // by end); none outside its steps or on another thread than its step's.
+  std::optional<StepPhase> phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const;
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, ThreadPhases> by_thread_;
+};
+
+}  // namespace stepscope
