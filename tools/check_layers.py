@@ -3,7 +3,7 @@
 
 The layers follow the data flow of ../shared/DESIGN.md, lowest first:
 
-    util -> run -> collectors, cupti, importers -> analyses -> history -> renderers -> cli
+    util -> run -> collectors, cupti, importers -> analyses -> history -> renderers -> publish, http_plugin -> cli
 
 A file may include headers of its own layer and of the layers below it; only
 src/cli/, at the top, wires everything. Folders of one layer may include each
@@ -16,7 +16,7 @@ import re
 import sys
 
 LAYERS = [["util"], ["run"], ["collectors", "cupti", "importers"], ["analyses"], ["history"],
-          ["renderers"], ["cli"]]
+          ["renderers"], ["publish", "http_plugin"], ["cli"]]
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -1,5 +1,7 @@
-// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--gpu MODE] [--history[=DB]] [--pid PID | -- CMD ARGS...]
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--gpu MODE] [--history[=DB]]
+//   [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "cli/history_append.hpp"
 #include "collectors/recorder.hpp"
 #include "history/history_db.hpp"
+#include "publish/metrics_publisher.hpp"
 #include "run/run_file.hpp"
 
 namespace stepscope::cli {
@@ -34,6 +37,20 @@ void print_summary(const RecordOptions& options, const RecordSummary& s) {
                s.late_rounds, options.rate_hz);
   }
   for (const std::string& note : s.notes) fmt::print(stderr, "stepscope: {}\n", note);
+}
+
+// Publishes live metrics while recording, when asked to: the publisher lives
+// as long as the recording.
+std::unique_ptr<MetricsPublisher> start_metrics(const MetricsOptions& metrics, RecordOptions& options) {
+  if (metrics.listen.empty() && metrics.textfile.empty()) return nullptr;
+  auto publisher = std::make_unique<MetricsPublisher>(metrics);
+  if (!metrics.listen.empty()) {
+    fmt::print(stderr, "stepscope: serving metrics on http://{}/metrics\n", publisher->address());
+  }
+  options.on_commit = [p = publisher.get()](const Run& run, const SamplerStats& stats, int64_t now, bool last) {
+    p->update(run, stats, now, last);
+  };
+  return publisher;
 }
 
 }  // namespace
@@ -61,15 +78,29 @@ Command add_record_command(CLI::App& app) {
   cmd->add_flag(fmt::format("--history{{{}}}", kDefaultHistoryPath), *history,
                   fmt::format("append the run's summary and steps to the run history {} (--history=DB: another file)",
                               kDefaultHistoryPath));
+  auto metrics = std::make_shared<MetricsOptions>();
+  cmd->add_option("--metrics", metrics->listen,
+                  "serve live step metrics for Prometheus at http://[ADDR:]PORT/metrics while recording "
+                  "(ADDR defaults to every interface; PORT 0 picks a free one)");
+  cmd->add_option("--metrics-textfile", metrics->textfile,
+                  "write the same metrics to this file every 2 s, for node_exporter's textfile collector "
+                  "(name it *.prom)");
   cmd->add_option("command", options->command, "the command to run, after --");
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
+      "  stepscope record -o run.db --metrics 9101 -- torchrun --nproc-per-node 8 train.py\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options, gpu, history, cmd] {
+  return [options, gpu, history, metrics, cmd] {
     const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
     options->gpu = modes.at(*gpu);
+    if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job) metrics->job = job;
+    std::unique_ptr<MetricsPublisher> publisher = start_metrics(*metrics, *options);
     RecordSummary summary = record(*options);
+    if (publisher) {
+      publisher->wait_for_final_scrape();
+      for (const std::string& note : publisher->notes()) summary.notes.push_back(note);
+    }
     print_summary(*options, summary);
     if (cmd->count("--history") > 0) {
       std::string path = history->empty() ? kDefaultHistoryPath : *history;

@@ -100,6 +100,7 @@ class RecordingLoop {
     if (child) summary_.exit_status = child->wait();
     finish(child, root, stop);
     writer.commit(run_);
+    if (options_.on_commit) options_.on_commit(run_, summary_.stats, stop, true);
     return summary_;
   }
 
@@ -130,6 +131,7 @@ class RecordingLoop {
       if (now >= next_commit) {
         update_summary();
         writer.commit(run_);
+        if (options_.on_commit) options_.on_commit(run_, summary_.stats, now, false);
         next_commit = now + kCommitInterval;
       }
       advance(rounds, monotonic_ns());

@@ -25,6 +25,10 @@ struct RecordOptions {
   GpuMode gpu = GpuMode::kAuto;
   pid_t attach_pid = 0;   // attach mode when > 0
   std::vector<std::string> command;  // launch mode otherwise
+  // Called on the recording thread after each commit of the run file (every
+  // second) and once more at the end (`last`): what publishes live metrics.
+  // It must be quick, and must not throw.
+  std::function<void(const Run& run, const SamplerStats& stats, int64_t now_ns, bool last)> on_commit;
 };
 
 struct RecordSummary {

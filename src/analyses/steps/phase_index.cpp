@@ -4,9 +4,7 @@
 
 namespace stepscope {
 
-namespace {
-
-std::optional<StepPhase> phase_of(SpanKind kind) {
+std::optional<StepPhase> measured_phase(SpanKind kind) {
   switch (kind) {
     case SpanKind::kDataWait:
       return StepPhase::kDataWait;
@@ -21,11 +19,9 @@ std::optional<StepPhase> phase_of(SpanKind kind) {
   }
 }
 
-}  // namespace
-
 PhaseIndex::PhaseIndex(const Run& run) {
   for (const Span& s : run.spans) {
-    if (auto phase = phase_of(s.kind); phase && s.end_ns >= s.start_ns) {
+    if (auto phase = measured_phase(s.kind); phase && s.end_ns >= s.start_ns) {
       by_thread_[{s.pid, s.tid}][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
     }
   }

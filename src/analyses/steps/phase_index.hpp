@@ -16,6 +16,10 @@
 
 namespace stepscope {
 
+// The step phase a span of the hooks measures (data wait, forward, backward,
+// optimizer), or none.
+std::optional<StepPhase> measured_phase(SpanKind kind);
+
 class PhaseIndex {
  public:
   using ThreadPhases = std::array<Intervals, kStepPhaseCount>;  // by StepPhase, merged

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "util/companion_library.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -19,11 +21,6 @@ namespace {
 constexpr const char* kLibraryName = "libstepscope-cupti.so";
 // A poll reads at most this much of one file, so a flood cannot starve the sampler.
 constexpr size_t kMaxReadPerPoll = 64u << 20;
-
-bool is_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
-}
 
 std::string make_private_dir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -51,21 +48,12 @@ class InertSource : public RecordingSource {
 }  // namespace
 
 std::string find_cupti_library() {
-  if (const char* env = std::getenv("STEPSCOPE_CUPTI_LIB"); env && *env) {
-    return is_file(env) ? std::filesystem::absolute(env).string() : std::string{};
-  }
-  std::error_code ec;
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const char* relative : {".", "../lib/stepscope"}) {
-      std::filesystem::path path = (exe.parent_path() / relative / kLibraryName).lexically_normal();
-      if (is_file(path)) return path.string();
-    }
-  }
 #ifdef STEPSCOPE_CUPTI_BUILD_PATH
-  if (is_file(STEPSCOPE_CUPTI_BUILD_PATH)) return STEPSCOPE_CUPTI_BUILD_PATH;
+  const char* build_path = STEPSCOPE_CUPTI_BUILD_PATH;
+#else
+  const char* build_path = nullptr;
 #endif
-  return {};
+  return find_companion_library(kLibraryName, "STEPSCOPE_CUPTI_LIB", build_path);
 }
 
 bool cuda_driver_present() {

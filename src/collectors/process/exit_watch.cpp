@@ -1,6 +1,5 @@
 #include "collectors/process/exit_watch.hpp"
 
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -11,6 +10,7 @@
 
 #include "collectors/process/child_process.hpp"
 #include "collectors/process/proc_threads.hpp"
+#include "util/signal_free_thread.hpp"
 
 namespace stepscope {
 
@@ -78,17 +78,11 @@ bool ExitWatch::start_thread() {
     unavailable_ = true;
     return false;
   }
-  // The thread takes no signal: SIGINT and SIGTERM stay the sampling loop's
-  // to take (it blocks them and waits for them itself).
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
   try {
-    thread_ = std::thread([this] { wait_for_exits(); });
+    thread_ = start_signal_free_thread([this] { wait_for_exits(); });
   } catch (const std::system_error&) {
     unavailable_ = true;
   }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return !unavailable_;
 }
 
