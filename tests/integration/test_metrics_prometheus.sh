@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 venv_python="$STEPSCOPE_REPO/.venv/bin/python"
 export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
-for tool in prometheus promtool curl; do
+for tool in prometheus promtool; do
   command -v "$tool" > /dev/null || { echo "skipped: no $tool (run scripts/setup)"; exit 0; }
 done
 if ! "$venv_python" -c 'import torch' 2>/dev/null; then
@@ -38,8 +38,12 @@ ran=$(tail -n 1 "$WORK/stdout")
 
 # What Prometheus stored, through its HTTP API: the largest value each series reached.
 query() {
-  curl -sf "http://127.0.0.1:$prometheus_port/api/v1/query" --data-urlencode "query=max_over_time($1[5m])" \
-    | "$PY" -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if len(r) == 1 else "series: %d" % len(r))'
+  "$PY" - "$prometheus_port" "max_over_time($1[5m])" <<'PYEOF'
+import json, sys, urllib.parse, urllib.request
+url = "http://127.0.0.1:%s/api/v1/query?%s" % (sys.argv[1], urllib.parse.urlencode({"query": sys.argv[2]}))
+result = json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
+print(result[0]["value"][1] if len(result) == 1 else "series: %d" % len(result))
+PYEOF
 }
 "$PY" - "$ran" "$(query 'stepscope_steps_total{rank="3",local_rank="1",job="training"}')" \
   "$(query 'stepscope_step_duration_seconds_count{rank="3"}')" "$(query 'stepscope_samples_total{rank="3"}')" \
