@@ -83,12 +83,13 @@ std::string MetricsPublisher::address() const {
 
 void MetricsPublisher::update(const Run& run, const SamplerStats& stats, int64_t now_ns, bool last) {
   steps_.update(run);
+  counters_.update(run);
   auto host = run.metadata.find("host");
   ExpositionContext context{.host = options_.host.empty() && host != run.metadata.end() ? host->second : options_.host,
                             .job = options_.job,
                             .unix_minus_run_clock_ns = unix_minus_run_clock_ns_,
                             .recording_seconds = static_cast<double>(now_ns - start_ns_) * 1e-9};
-  std::string text = prometheus_exposition(run, steps_, stats, context);
+  std::string text = prometheus_exposition(run, steps_, counters_.gauges(), stats, context);
   if (!options_.textfile.empty() && (last || now_ns >= next_textfile_ns_)) {
     try {
       write_textfile(text);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analyses/live_counters.hpp"
 #include "analyses/live_steps.hpp"
 #include "publish/http_server.hpp"
 #include "collectors/sampler.hpp"
@@ -62,6 +63,7 @@ class MetricsPublisher {
 
   MetricsOptions options_;
   LiveSteps steps_;
+  LiveCounters counters_;
   int64_t unix_minus_run_clock_ns_ = 0;
   int64_t start_ns_ = 0;  // the run's clock, when publishing started
   int64_t next_textfile_ns_ = 0;

@@ -56,6 +56,10 @@ assert got == {"steps": str(ran["steps"]), "count": str(ran["steps"]), "samples"
                "tokens": str(ran["tokens"])}, got
 PYEOF
 
+# The monitor's reading of the process's memory, while it ran: a training process's hundreds of MB.
+rss=$(query 'stepscope_process_resident_memory_bytes{rank="3"}')
+"$PY" -c 'import sys; assert float(sys.argv[1]) > 50e6, sys.argv[1]' "$rss" || fail "resident memory of rank 3: $rss"
+
 promtool check metrics < "$WORK/steps.prom" || fail "promtool check metrics: the textfile"
 grep -q '^stepscope_steps_total{host="[^"]*",rank="3",local_rank="1"} 300$' "$WORK/steps.prom" \
   || fail "the textfile's last state: $(grep steps_total "$WORK/steps.prom")"

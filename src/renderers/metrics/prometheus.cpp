@@ -1,6 +1,7 @@
 #include "renderers/metrics/prometheus.hpp"
 
 #include <iterator>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -116,6 +117,38 @@ void write_steps(Exposition& out, const Run& run, const LiveSteps& steps, const 
        });
 }
 
+// The monitor's latest readings: processes still running (a gone process's last
+// reading would read as a live one), and each GPU labelled as NVIDIA's DCGM
+// exporter labels it (`gpu`, `Hostname`), so that the two join.
+void write_gauges(Exposition& out, const Run& run, const LiveGauges& gauges, const Labels& constant,
+                  const ExpositionContext& context) {
+  auto processes = [&](std::string_view name, std::string_view help, const std::map<int64_t, double>& values) {
+    bool any = false;
+    for (const auto& [pid, value] : values) {
+      const Process* process = run.find_process(pid);
+      if (process && process->end_ns != 0) continue;
+      if (!any) out.family(name, "gauge", help);
+      any = true;
+      out.series(name, process_labels(run, pid, constant), value);
+    }
+  };
+  processes("stepscope_process_resident_memory_bytes", "Resident memory of each process of the recorded tree.",
+            gauges.process_rss_bytes);
+  processes("stepscope_process_cpu_ratio", "CPU seconds per second of each process (1: one core busy).",
+            gauges.process_cpu_ratio);
+  auto gpus = [&](std::string_view name, std::string_view help, const std::map<int, double>& values) {
+    if (values.empty()) return;
+    out.family(name, "gauge", help);
+    for (const auto& [gpu, value] : values) {
+      Labels labels = with(constant, "gpu", std::to_string(gpu));
+      if (!context.host.empty()) labels.emplace_back("Hostname", context.host);
+      out.series(name, labels, value);
+    }
+  };
+  gpus("stepscope_gpu_utilization_ratio", "Share of time a kernel ran on the GPU (NVML).", gauges.gpu_utilization_ratio);
+  gpus("stepscope_gpu_memory_used_bytes", "Device memory in use on the GPU (NVML).", gauges.gpu_memory_used_bytes);
+}
+
 void write_recorder(Exposition& out, const SamplerStats& stats, const Labels& constant, const ExpositionContext& context) {
   out.family("stepscope_recorder_samples_total", "counter", "Thread stacks the recorder took.");
   out.series("stepscope_recorder_samples_total", constant, double(stats.samples));
@@ -141,13 +174,14 @@ std::string prometheus_label_value(std::string_view text) {
   return out;
 }
 
-std::string prometheus_exposition(const Run& run, const LiveSteps& steps, const SamplerStats& stats,
-                                  const ExpositionContext& context) {
+std::string prometheus_exposition(const Run& run, const LiveSteps& steps, const LiveGauges& gauges,
+                                  const SamplerStats& stats, const ExpositionContext& context) {
   Labels constant;
   if (!context.host.empty()) constant.emplace_back("host", context.host);
   if (!context.job.empty()) constant.emplace_back("job", context.job);
   Exposition out;
   write_steps(out, run, steps, constant, context);
+  write_gauges(out, run, gauges, constant, context);
   write_recorder(out, stats, constant, context);
   return out.take();
 }

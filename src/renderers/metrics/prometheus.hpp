@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "analyses/live_counters.hpp"
 #include "analyses/live_steps.hpp"
 #include "collectors/sampler.hpp"
 #include "run/run.hpp"
@@ -22,8 +23,8 @@ struct ExpositionContext {
   double recording_seconds = 0;         // since the recording started
 };
 
-std::string prometheus_exposition(const Run& run, const LiveSteps& steps, const SamplerStats& stats,
-                                  const ExpositionContext& context);
+std::string prometheus_exposition(const Run& run, const LiveSteps& steps, const LiveGauges& gauges,
+                                  const SamplerStats& stats, const ExpositionContext& context);
 
 // A label value as the format wants it: valid UTF-8, with `\`, `"` and newlines escaped.
 std::string prometheus_label_value(std::string_view text);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "analyses/live_counters.hpp"
 #include "collectors/hooks/events.hpp"
 
 namespace stepscope {
@@ -29,7 +30,9 @@ std::string exposition(const Run& run, const ExpositionContext& context = {}) {
   stats.rounds = 50;
   stats.samples = 120;
   stats.error_samples = 2;
-  return prometheus_exposition(run, steps, stats, context);
+  LiveCounters counters;
+  counters.update(run);
+  return prometheus_exposition(run, steps, counters.gauges(), stats, context);
 }
 
 TEST(Prometheus, WritesTheStepMetricsOfEachRank) {
@@ -64,6 +67,33 @@ TEST(Prometheus, EveryLineFollowsTheTextFormat) {
   }
   EXPECT_GT(count, 30u);
   EXPECT_NE(text.find("host=\"a\\\"b\\\\c\\\\x0Ad\\\\xFF\""), std::string::npos) << text.substr(0, 300);
+}
+
+// The monitor's readings: running processes only, GPUs labelled as DCGM's exporter does.
+TEST(Prometheus, WritesTheMonitorsLatestReadings) {
+  stepscope::Run run = stepping_run();
+  run.add_process(42, "python train.py");
+  run.add_process(50, "python worker").end_ns = 5;  // exited: its last reading is not current
+  auto counter = [&](std::string_view name, int64_t pid, double value) {
+    run.counter_tracks.push_back({run.strings.intern(name), pid, run.strings.intern("")});
+    run.counter_values.push_back({static_cast<CounterTrackId>(run.counter_tracks.size() - 1), 1, value});
+  };
+  counter("process.rss_bytes", 42, 1000);
+  counter("process.rss_bytes", 42, 2000);  // the latest wins
+  counter("process.rss_bytes", 50, 7);
+  counter("process.cpu_percent", 42, 150);
+  counter("gpu.1.util_percent", 0, 40);
+  counter("gpu.1.memory_used_bytes", 0, 3e9);
+  counter("gpu.x.util_percent", 0, 99);  // not a GPU's
+  std::string text = exposition(run, {.host = "n1"});
+  EXPECT_NE(text.find("stepscope_process_resident_memory_bytes{host=\"n1\",rank=\"3\",local_rank=\"1\"} 2000\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("pid=\"50\""), std::string::npos);
+  EXPECT_NE(text.find("stepscope_process_cpu_ratio{host=\"n1\",rank=\"3\",local_rank=\"1\"} 1.5\n"), std::string::npos);
+  EXPECT_NE(text.find("stepscope_gpu_utilization_ratio{host=\"n1\",gpu=\"1\",Hostname=\"n1\"} 0.4\n"), std::string::npos);
+  EXPECT_NE(text.find("stepscope_gpu_memory_used_bytes{host=\"n1\",gpu=\"1\",Hostname=\"n1\"} 3000000000\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("0.99"), std::string::npos);
 }
 
 TEST(Prometheus, WithoutStepsOnlyTheRecordersHealth) {
