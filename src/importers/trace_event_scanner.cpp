@@ -377,12 +377,20 @@ bool TraceEventScanner::refill() {
 // kPadding bytes past their end, maybe on another thread: the buffer is
 // filled whole (or to the end of the input) at once, so nothing is written
 // into it after a piece in it is handed out.
+// An input error met after some bytes of a fill waits for the next fill, so
+// those bytes are scanned first, as a single read would have returned them.
 size_t TraceEventScanner::fill() {
+  if (deferred_error_) std::rethrow_exception(std::exchange(deferred_error_, nullptr));
   char* free = buffer_.bytes.get() + end_;
   size_t room = buffer_.capacity - end_;
   size_t total = input_.read(free, room);
   if (exchange_ == nullptr) return total;
-  for (size_t got = total; got > 0 && total < room; total += got) got = input_.read(free + total, room - total);
+  try {
+    for (size_t got = total; got > 0 && total < room; total += got) got = input_.read(free + total, room - total);
+  } catch (const InputError&) {
+    if (total == 0) throw;
+    deferred_error_ = std::current_exception();
+  }
   return total;
 }
 

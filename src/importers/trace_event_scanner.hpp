@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -137,6 +138,7 @@ class TraceEventScanner {
   size_t piece_end_ = 0;
   uint64_t buffer_offset_ = 0; // input offset of buffer_[0]
   bool input_ended_ = false;
+  std::exception_ptr deferred_error_;  // an input error a fill met after some bytes: the next fill's
 
   EventPreReader* pre_reader_ = nullptr;
   bool pre_read_ = false;

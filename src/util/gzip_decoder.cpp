@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -39,8 +40,24 @@ GzipDecoder::GzipDecoder(std::string source_name)
 GzipDecoder::~GzipDecoder() = default;
 
 size_t GzipDecoder::read(char* destination, size_t count, const Fill& fill) {
-  inflate_state& state = *state_;
+  if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
   size_t produced = 0;
+  try {
+    produced = inflate_into(destination, count, fill);
+  } catch (const InputError&) {
+    // What was inflated before the corruption comes first, whatever the
+    // caller's read sizes: the error follows at the next read.
+    if (produced_in_call_ == 0) throw;
+    pending_error_ = std::current_exception();
+    produced = produced_in_call_;
+  }
+  return produced;
+}
+
+size_t GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill) {
+  inflate_state& state = *state_;
+  size_t& produced = produced_in_call_;
+  produced = 0;
   while (produced < count && !finished_) {
     if (state.avail_in == 0 && !refill(fill)) {
       if (in_member_) fail("the data is truncated");

@@ -175,6 +175,26 @@ TEST(ChromeTraceStream, StrictTurnsWarningsIntoErrors) {
             "1 negative \"dur\" values made zero");
 }
 
+// A corrupt trailer after a member's data: what was inflated before it comes
+// first, whatever the read sizes, so one thread and two, and any chunk size,
+// meet the same error (a fuzzer found them disagreeing). Here the data is no
+// trace, and that is what every way of reading says.
+TEST(ChromeTraceStream, GzipCorruptionAfterDataComesAfterTheData) {
+  std::string packed = gzip_compress("x not a trace");
+  packed[packed.size() - 5] ^= 0x55;  // the CRC-32 in the trailer
+  for (size_t chunk : {size_t{1}, size_t{8}, size_t{4096}}) {
+    for (ImportThreads threads : {ImportThreads::kOne, ImportThreads::kTwo}) {
+      ChromeTraceOptions options = with_chunk(chunk);
+      options.threads = threads;
+      EXPECT_NE(import_error(packed, options).find("neither a JSON array"), std::string::npos)
+          << chunk << " " << import_error(packed, options);
+    }
+  }
+  std::string trace = gzip_compress(R"json([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])json");
+  trace[trace.size() - 5] ^= 0x55;
+  EXPECT_NE(import_error(trace, with_chunk(8)).find("corrupt gzip data"), std::string::npos);
+}
+
 TEST(ChromeTraceStream, GzipTruncatedInsideTheTraceIsAnError) {
   std::string json = "[";
   for (int i = 0; i < 2000; ++i) {
