@@ -85,7 +85,7 @@ void MetricsPublisher::update(const Run& run, const SamplerStats& stats, int64_t
   steps_.update(run);
   counters_.update(run);
   auto host = run.metadata.find("host");
-  ExpositionContext context{.host = options_.host.empty() && host != run.metadata.end() ? host->second : options_.host,
+  ExpositionContext context{.host = host != run.metadata.end() ? host->second : std::string(),
                             .job = options_.job,
                             .unix_minus_run_clock_ns = unix_minus_run_clock_ns_,
                             .recording_seconds = static_cast<double>(now_ns - start_ns_) * 1e-9};

@@ -29,8 +29,7 @@ namespace stepscope {
 struct MetricsOptions {
   std::string listen{};    // "[ADDR:]PORT", empty: no server
   std::string textfile{};  // empty: no file
-  std::string host{};      // constant labels, empty when unknown
-  std::string job{};
+  std::string job{};       // the `job` label, empty when unknown (`host` is the run's)
 };
 
 class MetricsPublisher {
