@@ -27,7 +27,7 @@ constexpr unsigned kClockSm = 1;          // NVML_CLOCK_SM
 constexpr unsigned kTemperatureGpu = 0;   // NVML_TEMPERATURE_GPU
 constexpr unsigned kPcieTxBytes = 0;      // NVML_PCIE_UTIL_TX_BYTES
 constexpr unsigned kPcieRxBytes = 1;      // NVML_PCIE_UTIL_RX_BYTES
-constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE; the UUID's is the same
 
 struct Utilization {  // nvmlUtilization_t
   unsigned int gpu;
@@ -87,6 +87,7 @@ struct Nvml::Api {
   NvmlReturn (*device_count)(unsigned*) = nullptr;
   NvmlReturn (*handle_by_index)(unsigned, NvmlDevice*) = nullptr;
   NvmlReturn (*name)(NvmlDevice, char*, unsigned) = nullptr;
+  NvmlReturn (*uuid)(NvmlDevice, char*, unsigned) = nullptr;  // optional
   NvmlReturn (*utilization)(NvmlDevice, Utilization*) = nullptr;
   NvmlReturn (*memory)(NvmlDevice, Memory*) = nullptr;
   NvmlReturn (*clock)(NvmlDevice, unsigned, unsigned*) = nullptr;
@@ -123,6 +124,7 @@ struct Nvml::Api {
     }
     resolve(lib, "nvmlDeviceGetComputeRunningProcesses", processes_v1);
     resolve(lib, "nvmlDeviceGetProcessUtilization", process_utilization);
+    resolve(lib, "nvmlDeviceGetUUID", uuid);
     for (const Required& r : required) {
       if (!r.found) return r.name;
     }
@@ -206,11 +208,14 @@ void add_process_utilization(const Nvml::Api& api, NvmlDevice device,
   }
 }
 
-std::string device_name(const Nvml::Api& api, unsigned index) {
+// A device's text property (its name, its UUID), empty when NVML has none.
+std::string device_text(const Nvml::Api& api, unsigned index, NvmlReturn (*query)(NvmlDevice, char*, unsigned)) {
   NvmlDevice device = nullptr;
-  char name[kNameBufferSize] = {};
-  if (api.handle_by_index(index, &device) != kSuccess || api.name(device, name, sizeof name) != kSuccess) return {};
-  return std::string(name, ::strnlen(name, sizeof name));
+  char text[kNameBufferSize] = {};
+  if (!query || api.handle_by_index(index, &device) != kSuccess || query(device, text, sizeof text) != kSuccess) {
+    return {};
+  }
+  return std::string(text, ::strnlen(text, sizeof text));
 }
 
 }  // namespace
@@ -239,7 +244,10 @@ Nvml::Nvml(const std::string& library) {
     return;
   }
   last_process_sample_us_.assign(device_count_, 0);
-  for (unsigned i = 0; i < device_count_; ++i) names_.push_back(device_name(*api, i));
+  for (unsigned i = 0; i < device_count_; ++i) {
+    names_.push_back(device_text(*api, i, api->name));
+    uuids_.push_back(device_text(*api, i, api->uuid));
+  }
   api_ = std::move(api);
 }
 
@@ -274,6 +282,7 @@ GpuReading Nvml::read_device(unsigned index, Queries queries, int& error) {
   GpuReading gpu;
   gpu.index = index;
   gpu.name = names_[index];
+  gpu.uuid = uuids_[index];
   NvmlDevice device = nullptr;
   if (NvmlReturn code = api.handle_by_index(index, &device); code != kSuccess) {
     error = code;

@@ -28,6 +28,7 @@ struct GpuProcessReading {
 struct GpuReading {
   unsigned index = 0;
   std::string name;
+  std::string uuid;  // "GPU-…", as DCGM's exporter labels the GPU; empty when NVML has none
   std::optional<double> util_percent;         // share of time a kernel was running
   std::optional<double> memory_util_percent;  // share of time device memory was read or written
   std::optional<uint64_t> memory_used_bytes, memory_total_bytes;
@@ -76,6 +77,7 @@ class Nvml {
   std::unique_ptr<Api> api_;
   unsigned device_count_ = 0;
   std::vector<std::string> names_;  // per device: read once, a name does not change
+  std::vector<std::string> uuids_;  // likewise
   std::vector<unsigned long long> last_process_sample_us_;  // per device, for process utilization
   std::string reason_;
 };

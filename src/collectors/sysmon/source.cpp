@@ -1,6 +1,7 @@
 #include "collectors/sysmon/source.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,10 @@ void SysmonSource::add_processes(Run& run, const SysmonSample& s) {
 void SysmonSource::add_gpus(Run& run, const SysmonSample& s) {
   const int64_t ts = s.ts_ns;
   for (const GpuReading& g : s.gpus) {
+    // Who the GPU is, as NVIDIA's DCGM exporter names it (record --metrics joins on it).
+    for (auto [key, value] : {std::pair{"name", &g.name}, std::pair{"uuid", &g.uuid}}) {
+      if (!value->empty()) run.metadata[fmt::format("sysmon_gpu.{}.{}", g.index, key)] = *value;
+    }
     auto gauge = [&](const char* quantity, const char* unit, const auto& value) {
       if (value) add(run, fmt::format("gpu.{}.{}", g.index, quantity), 0, unit, ts, static_cast<double>(*value));
     };

@@ -119,7 +119,7 @@ void write_steps(Exposition& out, const Run& run, const LiveSteps& steps, const 
 
 // The monitor's latest readings: processes still running (a gone process's last
 // reading would read as a live one), and each GPU labelled as NVIDIA's DCGM
-// exporter labels it (`gpu`, `Hostname`), so that the two join.
+// exporter labels it (`gpu`, `UUID`, `modelName`, `Hostname`), so that the two join.
 void write_gauges(Exposition& out, const Run& run, const LiveGauges& gauges, const Labels& constant,
                   const ExpositionContext& context) {
   auto processes = [&](std::string_view name, std::string_view help, const std::map<int64_t, double>& values) {
@@ -141,6 +141,10 @@ void write_gauges(Exposition& out, const Run& run, const LiveGauges& gauges, con
     out.family(name, "gauge", help);
     for (const auto& [gpu, value] : values) {
       Labels labels = with(constant, "gpu", std::to_string(gpu));
+      for (auto [key, label] : {std::pair{"uuid", "UUID"}, std::pair{"name", "modelName"}}) {
+        auto found = run.metadata.find(fmt::format("sysmon_gpu.{}.{}", gpu, key));
+        if (found != run.metadata.end()) labels.emplace_back(label, found->second);
+      }
       if (!context.host.empty()) labels.emplace_back("Hostname", context.host);
       out.series(name, labels, value);
     }

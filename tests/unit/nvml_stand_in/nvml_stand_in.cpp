@@ -52,6 +52,10 @@ Return nvmlDeviceGetName(Device* device, char* name, unsigned size) {
   std::strncpy(name, device->index == 0 ? "Stand-in GPU \"zero\"" : "Stand-in GPU one", size);
   return count("name");
 }
+Return nvmlDeviceGetUUID(Device* device, char* uuid, unsigned size) {
+  std::strncpy(uuid, device->index == 0 ? "GPU-0000aaaa-stand-in" : "GPU-1111bbbb-stand-in", size);
+  return count("uuid");
+}
 Return nvmlDeviceGetUtilizationRates(Device* device, unsigned* gpu_and_memory) {
   gpu_and_memory[0] = 40 + device->index;
   gpu_and_memory[1] = 10;

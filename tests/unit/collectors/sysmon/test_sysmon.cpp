@@ -391,6 +391,8 @@ TEST_F(NvmlStandIn, AFullReadHasEveryMetricOfEveryGpu) {
   const GpuReading& g = (*gpus)[0];
   EXPECT_EQ(g.name, "Stand-in GPU \"zero\"");
   EXPECT_EQ((*gpus)[1].name, "Stand-in GPU one");
+  EXPECT_EQ(g.uuid, "GPU-0000aaaa-stand-in");
+  EXPECT_EQ((*gpus)[1].uuid, "GPU-1111bbbb-stand-in");
   EXPECT_EQ(g.util_percent, 40);
   EXPECT_EQ((*gpus)[1].util_percent, 41);
   EXPECT_EQ(g.memory_util_percent, 10);
@@ -418,7 +420,7 @@ TEST_F(NvmlStandIn, AFastReadQueriesOnlyUtilizationAndMemory) {
   ASSERT_TRUE(gpus);
   ASSERT_EQ(gpus->size(), 2u);
   for (const char* query : {"utilization", "memory"}) EXPECT_EQ(calls(query), 2) << query;
-  for (const char* query : {"name", "clock", "power", "temperature", "pcie", "processes", "process_utilization"}) {
+  for (const char* query : {"name", "uuid", "clock", "power", "temperature", "pcie", "processes", "process_utilization"}) {
     EXPECT_EQ(calls(query), 0) << query;
   }
   const GpuReading& g = (*gpus)[0];
@@ -448,6 +450,19 @@ TEST_F(NvmlStandIn, RecordingReadsTheSlowQueriesOncePerSlowInterval) {
     EXPECT_EQ(samples[i].gpus[0].power_watts.has_value(), i % 10 == 0) << i;
     EXPECT_TRUE(samples[i].gpus[0].memory_used_bytes) << i;
   }
+}
+
+// What record keeps of each GPU's identity: the labels DCGM's exporter joins on.
+TEST_F(NvmlStandIn, RecordKeepsEachGpusNameAndUuid) {
+  SysmonOptions options = SysmonSource::recording_options();
+  options.nvml_library = STEPSCOPE_NVML_STAND_IN;
+  SysmonSource source(options);
+  stepscope::Run run;
+  source.poll(run, {::getpid()}, 1'000'000'000);  // primes the rates
+  source.poll(run, {::getpid()}, 1'100'000'000);
+  EXPECT_EQ(run.metadata["sysmon_gpu.0.uuid"], "GPU-0000aaaa-stand-in");
+  EXPECT_EQ(run.metadata["sysmon_gpu.1.uuid"], "GPU-1111bbbb-stand-in");
+  EXPECT_EQ(run.metadata["sysmon_gpu.0.name"], "Stand-in GPU \"zero\"");
 }
 
 SysmonSample fixture_sample() {

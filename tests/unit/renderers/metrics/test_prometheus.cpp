@@ -85,14 +85,16 @@ TEST(Prometheus, WritesTheMonitorsLatestReadings) {
   counter("gpu.1.util_percent", 0, 40);
   counter("gpu.1.memory_used_bytes", 0, 3e9);
   counter("gpu.x.util_percent", 0, 99);  // not a GPU's
+  run.metadata["sysmon_gpu.1.uuid"] = "GPU-5fb7";
+  run.metadata["sysmon_gpu.1.name"] = "NVIDIA H200";
   std::string text = exposition(run, {.host = "n1"});
   EXPECT_NE(text.find("stepscope_process_resident_memory_bytes{host=\"n1\",rank=\"3\",local_rank=\"1\"} 2000\n"),
             std::string::npos) << text;
   EXPECT_EQ(text.find("pid=\"50\""), std::string::npos);
   EXPECT_NE(text.find("stepscope_process_cpu_ratio{host=\"n1\",rank=\"3\",local_rank=\"1\"} 1.5\n"), std::string::npos);
-  EXPECT_NE(text.find("stepscope_gpu_utilization_ratio{host=\"n1\",gpu=\"1\",Hostname=\"n1\"} 0.4\n"), std::string::npos);
-  EXPECT_NE(text.find("stepscope_gpu_memory_used_bytes{host=\"n1\",gpu=\"1\",Hostname=\"n1\"} 3000000000\n"),
-            std::string::npos);
+  const std::string gpu = "{host=\"n1\",gpu=\"1\",UUID=\"GPU-5fb7\",modelName=\"NVIDIA H200\",Hostname=\"n1\"}";
+  EXPECT_NE(text.find("stepscope_gpu_utilization_ratio" + gpu + " 0.4\n"), std::string::npos);
+  EXPECT_NE(text.find("stepscope_gpu_memory_used_bytes" + gpu + " 3000000000\n"), std::string::npos);
   EXPECT_EQ(text.find("0.99"), std::string::npos);
 }
 
