@@ -62,11 +62,6 @@ class Channel:
             if flush or new >= _MAX_RECORDS or now_ns() - self._last_send_ns > _SEND_INTERVAL_NS:
                 self._flush_locked()
 
-    def flush(self):
-        if self.open:
-            with self._lock:
-                self._flush_locked()
-
     def flush_at_exit(self):
         """The last send: waits (bounded) while the recorder's queue is full."""
         if not self.open:

@@ -12,6 +12,11 @@ namespace stepscope {
 namespace {
 
 constexpr double kSecondsPerNs = 1e-9;
+// Phase spans a thread keeps waiting for its step. A thread whose phases never
+// end in a step of its own (a loop that only reads its DataLoader, phases on
+// another thread than the steps) would otherwise keep them all: the oldest half
+// goes when a list passes this, long after any step could still claim them.
+constexpr size_t kMaxPendingPhaseSpans = 4096;
 
 constexpr std::array<std::string_view, 4> kStepCounters = {"step_samples", "step_tokens", "step_peak_rss",
                                                            "step_peak_device_memory"};
@@ -41,7 +46,9 @@ void LiveSteps::take_counter(const Run& run, const CounterValue& value) {
 
 void LiveSteps::take_phase(const Span& span) {
   auto phase = static_cast<size_t>(*measured_phase(span.kind));
-  pending_phases_[{span.pid, span.tid}][phase].push_back({span.start_ns, span.end_ns});
+  Intervals& pending = pending_phases_[{span.pid, span.tid}][phase];
+  if (pending.size() >= kMaxPendingPhaseSpans) pending.erase(pending.begin(), pending.begin() + kMaxPendingPhaseSpans / 2);
+  pending.push_back({span.start_ns, span.end_ns});
 }
 
 void LiveSteps::take_step(const Span& step) {

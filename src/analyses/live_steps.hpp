@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "analyses/spans/intervals.hpp"
 #include "analyses/steps/steps.hpp"

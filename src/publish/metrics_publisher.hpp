@@ -1,6 +1,6 @@
 // Publishes a recording's live metrics the way Prometheus collects them:
-// served over HTTP at /metrics (`record --metrics [ADDR:]PORT`, cpp-httplib,
-// one thread of its own), and written to a file for node_exporter's textfile
+// served over HTTP at /metrics (`record --metrics [ADDR:]PORT`, through
+// publish/http_server.hpp), and written to a file for node_exporter's textfile
 // collector (`--metrics-textfile PATH`: a temporary file renamed over PATH, so
 // a reader never sees half of it).
 //
@@ -19,8 +19,8 @@
 
 #include "analyses/live_counters.hpp"
 #include "analyses/live_steps.hpp"
-#include "publish/http_server.hpp"
 #include "collectors/sampler.hpp"
+#include "publish/http_server.hpp"
 #include "renderers/metrics/prometheus.hpp"
 #include "run/run.hpp"
 
@@ -66,7 +66,7 @@ class MetricsPublisher {
   int64_t unix_minus_run_clock_ns_ = 0;
   int64_t start_ns_ = 0;  // the run's clock, when publishing started
   int64_t next_textfile_ns_ = 0;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable scraped_;
   std::string text_;  // the last exposition, what a scrape gets
   bool final_ = false;            // text_ holds the last update's numbers

@@ -43,21 +43,18 @@ size_t GzipDecoder::read(char* destination, size_t count, const Fill& fill) {
   if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
   size_t produced = 0;
   try {
-    produced = inflate_into(destination, count, fill);
+    inflate_into(destination, count, fill, produced);
   } catch (const InputError&) {
     // What was inflated before the corruption comes first, whatever the
     // caller's read sizes: the error follows at the next read.
-    if (produced_in_call_ == 0) throw;
+    if (produced == 0) throw;
     pending_error_ = std::current_exception();
-    produced = produced_in_call_;
   }
   return produced;
 }
 
-size_t GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill) {
+void GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill, size_t& produced) {
   inflate_state& state = *state_;
-  size_t& produced = produced_in_call_;
-  produced = 0;
   while (produced < count && !finished_) {
     if (state.avail_in == 0 && !refill(fill)) {
       if (in_member_) fail("the data is truncated");
@@ -81,7 +78,6 @@ size_t GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fi
       isal_inflate_reset(&state);
     }
   }
-  return produced;
 }
 
 bool GzipDecoder::refill(const Fill& fill) {

@@ -41,10 +41,11 @@ class GzipDecoder {
   std::string source_name_;
   std::vector<char> input_;
   std::unique_ptr<inflate_state> state_;  // 85 KB: not on the stack
-  size_t inflate_into(char* destination, size_t count, const Fill& fill);
+  // Inflates into `destination`, counting in `produced` as it goes, so that a
+  // caller still knows what came before an error.
+  void inflate_into(char* destination, size_t count, const Fill& fill, size_t& produced);
 
   uint64_t consumed_ = 0;                 // compressed bytes taken in, for error offsets
-  size_t produced_in_call_ = 0;           // bytes inflate_into() wrote so far in its call
   std::exception_ptr pending_error_;      // a corruption found after bytes a read returned
   bool in_member_ = false;
   bool finished_ = false;

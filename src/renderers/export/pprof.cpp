@@ -1,10 +1,10 @@
 #include "renderers/export/pprof.hpp"
 
+#include <compare>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 

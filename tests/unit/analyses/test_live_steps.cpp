@@ -78,5 +78,20 @@ TEST(LiveSteps, UnknownSamplesStayUnknown) {
   EXPECT_FALSE(live.processes().at(42).tokens);
 }
 
+// Phase spans no step claimed (10,000 data waits before the first step) are
+// dropped oldest first past a bound; the step that comes still claims its own.
+TEST(LiveSteps, DroppingUnclaimedPhaseSpansKeepsAStepsOwn) {
+  stepscope::Run run;
+  HookRunBuilder builder;
+  std::string records;
+  for (int i = 0; i < 10000; ++i) {
+    records += "D 43 " + std::to_string(1000 + 2 * i) + " " + std::to_string(1001 + 2 * i) + " 1 -1\n";
+  }
+  add(run, builder, records + "D 43 100000 100010 1 -1\nS 43 100000 100020 1 -1 -1 -1\n");
+  LiveSteps live;
+  live.update(run);
+  EXPECT_NEAR(live.processes().at(42).phase_seconds[static_cast<size_t>(StepPhase::kDataWait)], 10e-9, 1e-12);
+}
+
 }  // namespace
 }  // namespace stepscope
