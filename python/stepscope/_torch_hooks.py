@@ -193,6 +193,38 @@ def _install_dataloader_hooks(torch):
     return _replace(iterator_class, "__next__", __next__)
 
 
+_MAX_LOADER_SETTINGS = 2  # a training and an evaluation loader: under clean_name's 256 characters
+
+
+def _loader_settings(loader):
+    return ",".join("%s=%s" % (name, getattr(loader, name, "?")) for name in (
+        "batch_size", "num_workers", "pin_memory", "prefetch_factor", "persistent_workers"))
+
+
+def _install_dataloader_settings_hooks(torch):
+    """Sends the settings of each DataLoader iterated (fact `dataloader`: the distinct
+    ones, first seen first, `; ` between them), for `stepscope mlflow`'s parameters."""
+    iterator_class = importlib.import_module("torch.utils.data.dataloader")._BaseDataLoaderIter
+    original_init = iterator_class.__init__
+    seen = []
+
+    def note(loader):
+        settings = _loader_settings(loader)
+        if settings in seen or len(seen) >= _MAX_LOADER_SETTINGS:
+            return
+        seen.append(settings)
+        tracker = _steps.tracker()
+        if tracker is not None:
+            tracker.channel.send("P dataloader %s" % _channel.clean_name("; ".join(seen)))
+
+    def __init__(self, loader, *args, **kwargs):
+        original_init(self, loader, *args, **kwargs)
+        if data_hook.on:
+            data_hook.run(note, loader)
+
+    return _replace(iterator_class, "__init__", __init__)
+
+
 # -------------------------------------------------------------- DataLoader workers
 
 def _install_worker_hooks(torch):
@@ -508,6 +540,7 @@ _INSTALLERS = (
     (optimizer_hook, _install_optimizer_hooks),
     (optimizer_hook, _install_grad_scaler_hooks),
     (data_hook, _install_dataloader_hooks),
+    (data_hook, _install_dataloader_settings_hooks),
     (worker_hook, _install_worker_hooks),
     (forward_hook, _install_forward_hooks),
     (backward_hook, _install_backward_hooks),

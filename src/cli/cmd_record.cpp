@@ -1,5 +1,6 @@
 // stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--gpu MODE] [--history[=DB]]
-//   [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--pid PID | -- CMD ARGS...]
+//   [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--mlflow [--tracking-uri URI] [--experiment NAME]
+//   [--run-name NAME]] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/history_append.hpp"
+#include "cli/mlflow_upload.hpp"
 #include "collectors/recorder.hpp"
 #include "history/history_db.hpp"
 #include "publish/metrics_publisher.hpp"
@@ -85,16 +87,25 @@ Command add_record_command(CLI::App& app) {
   cmd->add_option("--metrics-textfile", metrics->textfile,
                   "write the same metrics to this file every 2 s, for node_exporter's textfile collector "
                   "(name it *.prom)");
+  auto mlflow = std::make_shared<MlflowTarget>();
+  auto use_mlflow = std::make_shared<bool>(false);
+  CLI::Option* mlflow_flag = cmd->add_flag(
+      "--mlflow", *use_mlflow,
+      "when the recording ends, log it to an MLflow tracking server as `stepscope mlflow` does "
+                  "(the server and experiment are checked before the command starts)");
+  for (CLI::Option* option : add_mlflow_options(cmd, *mlflow, " (with --mlflow)")) option->needs(mlflow_flag);
   cmd->add_option("command", options->command, "the command to run, after --");
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
       "  stepscope record -o run.db --metrics 9101 -- torchrun --nproc-per-node 8 train.py\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options, gpu, history, metrics, cmd] {
+  return [options, gpu, history, metrics, use_mlflow, mlflow, cmd] {
     const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
     options->gpu = modes.at(*gpu);
     if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job) metrics->job = job;
+    std::unique_ptr<MlflowUpload> upload;
+    if (*use_mlflow) upload = std::make_unique<MlflowUpload>(*mlflow);
     std::unique_ptr<MetricsPublisher> publisher = start_metrics(*metrics, *options);
     RecordSummary summary = record(*options);
     if (publisher) {
@@ -102,11 +113,14 @@ Command add_record_command(CLI::App& app) {
       for (const std::string& note : publisher->notes()) summary.notes.push_back(note);
     }
     print_summary(*options, summary);
+    if (cmd->count("--history") == 0 && !upload) return summary.exit_status;
+    Run run = load_run(options->output);
     if (cmd->count("--history") > 0) {
       std::string path = history->empty() ? kDefaultHistoryPath : *history;
-      append_to_history(path, options->output, load_run(options->output),
-                        fmt::format("{{\"rate_hz\": {}}}", options->rate_hz), summary.exit_status);
+      append_to_history(path, options->output, run, fmt::format("{{\"rate_hz\": {}}}", options->rate_hz),
+                        summary.exit_status);
     }
+    if (upload) upload->upload(options->output, run);
     return summary.exit_status;
   };
 }

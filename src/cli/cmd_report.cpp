@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "analyses/counter_series.hpp"
-#include "analyses/flame_tree.hpp"
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
@@ -70,11 +68,7 @@ bool use_color(const ReportOptions& options) {
 
 void write_html(const Run& run, const Report& report, const ReportOptions& options, bool include_idle) {
   Profile profile = build_profile(run, {.include_idle = include_idle});
-  FlameTree flame = build_flame_tree(run, profile, {.include_idle = include_idle});
-  std::vector<CounterSeries> counters = build_counter_series(run);
-  write_output(options.html, [&](std::ostream& out) {
-    write_report_html({.report = report, .profile = profile, .flame = flame, .counters = counters}, out);
-  });
+  write_output(options.html, [&](std::ostream& out) { write_report_html(report, profile, include_idle, out); });
 }
 
 int run_report(const ReportOptions& options) {

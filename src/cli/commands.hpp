@@ -19,5 +19,6 @@ Command add_monitor_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
+Command add_mlflow_command(CLI::App& app);
 
 }  // namespace stepscope::cli

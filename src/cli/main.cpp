@@ -23,11 +23,11 @@ constexpr CommandEntry kCommands[] = {
     {"report", stepscope::cli::add_report_command},   {"import", stepscope::cli::add_import_command},
     {"export", stepscope::cli::add_export_command},   {"monitor", stepscope::cli::add_monitor_command},
     {"compare", stepscope::cli::add_compare_command}, {"sweep", stepscope::cli::add_sweep_command},
-    {"history", stepscope::cli::add_history_command},
+    {"history", stepscope::cli::add_history_command}, {"mlflow", stepscope::cli::add_mlflow_command},
 };
 
 // Whether the command line needs the command `name` set up. Setting up a
-// command's options costs CLI11 some allocations each (all nine: ~0.3 ms, a
+// command's options costs CLI11 some allocations each (all ten: ~0.3 ms, a
 // sixth of `--version`), so a command line that names one (`stepscope record
 // ...`) sets up that one alone, and a bare `--version` none; anything else
 // (help, a typo, no command) sets up all of them, so help and errors list

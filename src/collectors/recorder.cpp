@@ -46,6 +46,8 @@ void describe_run(Run& run, const RecordOptions& options) {
   run.metadata["start_unix_ns"] = std::to_string(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch()).count());
+  // The run's clock at that moment: with it, any time of the run is a Unix time.
+  run.metadata["start_clock_ns"] = std::to_string(monotonic_ns());
   if (options.idle) run.metadata["profile_idle"] = "1";
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) run.metadata["host"] = host;

@@ -1,4 +1,5 @@
-// libstepscope-http.so: record --metrics' HTTP server, cpp-httplib from Debian.
+// libstepscope-http.so: record --metrics' HTTP server, cpp-httplib from Debian
+// (its client, for MLflow, is httplib_client.cpp).
 // A library of its own because Debian builds cpp-httplib with OpenSSL and
 // Brotli: linked into stepscope they would cost every command about 2 ms of
 // start-up, and only a recording that serves needs them (bench/README.md).

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "publish/http_plugin.hpp"
 #include "publish/http_plugin_api.hpp"
 
 namespace stepscope {
@@ -25,7 +26,7 @@ class HttpServer {
   int port() const { return plugin_->port(); }
 
  private:
-  void* library_ = nullptr;  // dlopen's handle, kept open while the server lives
+  HttpPlugin plugin_library_;  // kept open while the server lives
   std::unique_ptr<HttpServerPlugin> plugin_;
   std::thread thread_;
 };

@@ -12,7 +12,7 @@ namespace {
 // make a span of centuries or a string of megabytes.
 constexpr int64_t kMaxSpanNs = 7LL * 24 * 3600 * 1'000'000'000;
 constexpr size_t kMaxNameBytes = 1024;
-constexpr size_t kMaxFactBytes = 128;
+constexpr size_t kMaxFactBytes = 256;  // two DataLoaders' settings (fact `dataloader`)
 constexpr size_t kMaxDisabledNotes = 50;
 
 // Splits off the next space-separated field.

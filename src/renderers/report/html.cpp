@@ -290,4 +290,10 @@ void write_report_html(const HtmlReportInputs& in, std::ostream& out) {
   out << page;
 }
 
+void write_report_html(const Report& report, const Profile& profile, bool include_idle, std::ostream& out) {
+  FlameTree flame = build_flame_tree(*report.run, profile, {.include_idle = include_idle});
+  std::vector<CounterSeries> counters = build_counter_series(*report.run);
+  write_report_html({.report = report, .profile = profile, .flame = flame, .counters = counters}, out);
+}
+
 }  // namespace stepscope

@@ -27,6 +27,9 @@ struct HtmlReportInputs {
 };
 
 void write_report_html(const HtmlReportInputs& inputs, std::ostream& out);
+// The same with the flame tree and counter series built here; `profile` was
+// built from the report's run with `include_idle`.
+void write_report_html(const Report& report, const Profile& profile, bool include_idle, std::ostream& out);
 
 // The embedded document, JSON text ready for a <script> element.
 std::string report_html_data(const HtmlReportInputs& inputs);
