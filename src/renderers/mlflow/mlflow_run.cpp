@@ -50,10 +50,9 @@ struct UnixClock {
   int64_t ms(int64_t run_ns) const { return (run_ns + offset_ns) / kNsPerMs; }
 };
 
-UnixClock unix_clock(const Report& report, const MlflowRunFacts& facts) {
-  if (auto offset = unix_minus_run_clock_ns(*report.run)) return {*offset};
-  int64_t last = process_extent(report).second;
-  return {facts.now_unix_ms * kNsPerMs - last};
+UnixClock unix_clock(const Run& run, int64_t last_ns, const MlflowRunFacts& facts) {
+  if (auto offset = unix_minus_run_clock_ns(run)) return {*offset};
+  return {facts.now_unix_ms * kNsPerMs - last_ns};
 }
 
 void add_param(MlflowPairs& params, std::string key, std::string_view value) {
@@ -195,13 +194,11 @@ std::optional<int64_t> unix_minus_run_clock_ns(const Run& run) {
 
 MlflowRunContent mlflow_run_content(const Report& report, const MlflowRunFacts& facts) {
   MlflowRunContent content;
-  UnixClock clock = unix_clock(report, facts);
+  const ProcessSteps* process = report.steps.empty() ? nullptr : &report.steps.processes[report.steps.primary];
   auto [first_ns, last_ns] = process_extent(report);
-  if (!report.steps.empty()) {
-    const ProcessSteps& process = report.steps.processes[report.steps.primary];
-    if (!process.steps.empty()) last_ns = std::max(last_ns, process.steps.back().end_ns);
-    add_step_metrics(process, clock, content.metrics);
-  }
+  if (process && !process->steps.empty()) last_ns = std::max(last_ns, process->steps.back().end_ns);
+  UnixClock clock = unix_clock(*report.run, last_ns, facts);
+  if (process) add_step_metrics(*process, clock, content.metrics);
   auto recorded_start = metadata_int(*report.run, "start_unix_ns");
   content.start_ms = recorded_start ? *recorded_start / kNsPerMs : clock.ms(first_ns);
   content.end_ms = std::max(content.start_ms, clock.ms(last_ns));
