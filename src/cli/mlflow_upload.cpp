@@ -45,10 +45,13 @@ std::vector<Artifact> render_artifacts(const std::string& input_path, const Repo
     return std::move(out).str();
   };
   FlamegraphOptions svg{.title = input_path};
+  auto html = [&](std::ostream& out) { write_report_html(report, profile, include_idle, out); };
+  auto flame = [&](std::ostream& out) { write_flamegraph_svg(*report.run, profile, out, svg); };
+  auto json = [&](std::ostream& out) { write_report_json(report, out); };
   return {
-      {"report.html", "text/html", rendered([&](std::ostream& o) { write_report_html(report, profile, include_idle, o); })},
-      {"flamegraph.svg", "image/svg+xml", rendered([&](std::ostream& o) { write_flamegraph_svg(*report.run, profile, o, svg); })},
-      {"report.json", "application/json", rendered([&](std::ostream& o) { write_report_json(report, o); })},
+      {"report.html", "text/html", rendered(html)},
+      {"flamegraph.svg", "image/svg+xml", rendered(flame)},
+      {"report.json", "application/json", rendered(json)},
       {std::filesystem::path(input_path).filename().string(), "application/octet-stream", input_path, true},
   };
 }
@@ -82,7 +85,8 @@ MlflowUpload::MlflowUpload(MlflowTarget target) : target_(std::move(target)) {
 std::string MlflowUpload::upload(const std::string& input_path, const Run& run) {
   bool include_idle = run_wants_idle(run);
   Report report = build_report(run, input_path, {.include_idle = include_idle});
-  MlflowRunContent content = mlflow_run_content(report, {.git_commit = current_git_commit(), .now_unix_ms = now_unix_ms()});
+  MlflowRunContent content =
+      mlflow_run_content(report, {.git_commit = current_git_commit(), .now_unix_ms = now_unix_ms()});
   std::vector<Artifact> artifacts = render_artifacts(input_path, report, include_idle);
 
   MlflowRunRef ref = client_->create_run(experiment_id_, target_.run_name, content.start_ms);
@@ -96,9 +100,12 @@ std::string MlflowUpload::upload(const std::string& input_path, const Run& run) 
     } catch (const InputError&) {
       // The first error says more; the run stays RUNNING on a server that went away.
     }
-    throw InputError(fmt::format("{} (MLflow run {} is left FAILED; {} is untouched)", error.what(), ref.run_id, input_path));
+    throw InputError(
+        fmt::format("{} (MLflow run {} is left FAILED; {} is untouched)", error.what(), ref.run_id, input_path));
   }
-  fmt::print(stderr, "stepscope: logged {} to MLflow run {} (experiment {}, {}): {} params, {} tags, {} metric points, {} artifacts\n",
+  fmt::print(stderr,
+             "stepscope: logged {} to MLflow run {} (experiment {}, {}): {} params, {} tags, {} metric points, "
+             "{} artifacts\n",
              input_path, ref.run_id, experiment_id_, target_.tracking_uri, content.params.size(), content.tags.size(),
              content.metrics.size(), artifacts.size());
   return ref.run_id;

@@ -43,7 +43,9 @@ httplib::Result send(httplib::Client& client, const HttpRequest& request, HttpRe
     return client.Post(request.path.c_str(), headers, request.body, request.content_type.c_str());
   }
   if (request.method == "PUT" && !request.body_file.empty()) return put_file(client, request, response);
-  if (request.method == "PUT") return client.Put(request.path.c_str(), headers, request.body, request.content_type.c_str());
+  if (request.method == "PUT") {
+    return client.Put(request.path.c_str(), headers, request.body, request.content_type.c_str());
+  }
   response.error = "method " + request.method + " is not supported";
   return httplib::Result(nullptr, httplib::Error::Unknown);
 }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <ranges>
 #include <cstdlib>
+#include <ranges>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -51,7 +51,9 @@ std::string_view string_at(simdjson::dom::element answer, std::initializer_list<
 void append_pairs(std::string& out, const MlflowPairs& pairs, size_t from, size_t count) {
   auto first = pairs.begin() + static_cast<std::ptrdiff_t>(from);
   append_json_array(out, std::ranges::subrange(first, first + static_cast<std::ptrdiff_t>(count)),
-                    [](std::string& o, const auto& pair) { JsonObject(o).text("key", pair.first).text("value", pair.second); });
+                    [](std::string& o, const auto& pair) {
+                      JsonObject(o).text("key", pair.first).text("value", pair.second);
+                    });
 }
 
 std::string batch_body(const std::string& run_id, const MlflowRunContent& content, size_t params_from,
@@ -68,7 +70,9 @@ std::string batch_body(const std::string& run_id, const MlflowRunContent& conten
     auto first = content.metrics.begin() + static_cast<std::ptrdiff_t>(metrics_from);
     append_json_array(body, std::ranges::subrange(first, first + static_cast<std::ptrdiff_t>(metrics)),
                       [](std::string& out, const MlflowMetric& m) {
-                        JsonObject(out).text("key", m.key).number("value", m.value).number("timestamp", m.timestamp_ms).number("step", m.step);
+                        JsonObject point(out);
+                        point.text("key", m.key).number("value", m.value);
+                        point.number("timestamp", m.timestamp_ms).number("step", m.step);
                       });
   }
   return body;
@@ -157,7 +161,8 @@ std::string MlflowClient::experiment_id(const std::string& name) {
   std::string_view id;
   if (parser.parse(response.body).get(answer) || (id = string_at(answer, {"experiment", "experiment_id"})).empty()) {
     throw InputError(fmt::format("mlflow: {} is not an MLflow tracking server (its answer to {} names no "
-                                 "experiment: {})", uri_, r.path, printable_shortened(response.body, kQuotedAnswerBytes)));
+                                 "experiment: {})",
+                                 uri_, r.path, printable_shortened(response.body, kQuotedAnswerBytes)));
   }
   return std::string(id);
 }

@@ -156,8 +156,9 @@ void add_summary_metrics(const Report& report, int64_t at_ms, std::vector<Mlflow
   auto add_optional = [&](std::string_view key, auto value) {
     if (value) add(key, static_cast<double>(*value));
   };
-  add("findings", static_cast<double>(report.diagnosis.findings.size()));
-  if (!report.diagnosis.findings.empty()) add_optional("expected_speedup", report.diagnosis.findings[0].expected_speedup);
+  const std::vector<Finding>& findings = report.diagnosis.findings;
+  add("findings", static_cast<double>(findings.size()));
+  if (!findings.empty()) add_optional("expected_speedup", findings.front().expected_speedup);
   if (report.steps.empty()) return;
   const ProcessSteps& process = report.steps.processes[report.steps.primary];
   add("steps", static_cast<double>(process.steps.size()));
