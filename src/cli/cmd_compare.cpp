@@ -1,4 +1,4 @@
-// stepscope compare BASE CUR | --baseline last CUR [--threshold F] [--metric M]... [--skip N]
+// stepscope compare BASE CUR | --baseline last CUR [--threshold F] [--metric M]... [--skip N] [--window W]
 //                   [--json|--markdown] [-o OUT]
 #include <cstdlib>
 
@@ -27,6 +27,7 @@ struct CompareCliOptions {
   std::vector<std::string> metrics;
   int64_t skip = -1;  // -1: the steps analysis's warm-up rule
   bool json = false, markdown = false;
+  std::string window;  // --window, for both runs
   CompareOptions compare;
 };
 
@@ -74,15 +75,18 @@ int run_compare(CompareCliOptions& options) {
                                               : "with --baseline, give only CUR");
   }
   if (options.json && options.markdown) throw InputError("--json and --markdown exclude each other");
+  if (!options.window.empty() && !options.baseline.empty()) {
+    throw InputError("--window takes the same window of BASE and CUR; a --baseline from the history is a whole run");
+  }
   if (options.skip >= 0) options.compare.skip = static_cast<size_t>(options.skip);
   options.compare.gating_metrics = options.metrics;
   const std::string& cur_path = options.inputs.back();
   const ChromeTraceOptions trace_options{.flows = false};  // the comparison reads none
-  Run cur_run = open_run_or_trace(cur_path, trace_options);
+  Run cur_run = open_run_or_trace(cur_path, trace_options, options.window);
   Run base_run;
   CompareSide base;
   if (options.baseline.empty()) {
-    base_run = open_run_or_trace(options.inputs.front(), trace_options);
+    base_run = open_run_or_trace(options.inputs.front(), trace_options, options.window);
     base = side_from_run(base_run, options.inputs.front());
   } else {
     base = side_from_history(options, cur_run, cur_path);
@@ -136,6 +140,7 @@ Command add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "machine-readable JSON (format stepscope.compare/1)");
   cmd->add_flag("--markdown", options->markdown, "Markdown for a pull-request comment or CI job summary");
+  add_window_option(cmd, options->window);
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")->capture_default_str();
   cmd->footer(
       "Exit status: 0 no regression, 1 a regression, 2 bad input.\n"

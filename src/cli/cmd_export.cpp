@@ -1,4 +1,4 @@
-// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto|pprof -o OUT
+// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto|pprof [--window W] -o OUT
 #include <map>
 
 #include "analyses/profile.hpp"
@@ -23,12 +23,13 @@ struct ExportOptions {
   std::string output = "-";
   std::string title;
   bool idle = false;
+  std::string window;
 };
 
 int run_export(const ExportOptions& options) {
   const bool whole_run = options.format == ExportFormat::kPerfetto;  // not its stack profile
   // Flows become the Perfetto export's arrows; the profiles read none.
-  Run run = open_run_or_trace(options.input, {.flows = whole_run});
+  Run run = open_run_or_trace(options.input, {.flows = whole_run}, options.window);
   if (whole_run) {
     bool include_idle = options.idle || run_wants_idle(run);
     write_output(options.output, [&](std::ostream& out) { write_perfetto(run, out, {.include_idle = include_idle}); });
@@ -82,6 +83,7 @@ Command add_export_command(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "output file, or - for standard output")
       ->capture_default_str();
   cmd->add_option("--title", options->title, "title of the SVG flame graph (default: input path)");
+  add_window_option(cmd, options->window);
   cmd->add_flag("--idle", options->idle,
                 "include samples of idle threads (default: only when recorded with --idle)");
   return [options] { return run_export(*options); };

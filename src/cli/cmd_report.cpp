@@ -1,4 +1,4 @@
-// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [--color auto|always|never] [--strict] [-o OUT]
+// stepscope report RUN.db|TRACE|DIR... [--json] [--html OUT.html] [--top N] [--idle] [--ops-by-shapes] [--color auto|always|never] [--strict] [--window W] [-o OUT]
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +29,7 @@ struct ReportOptions {
   bool strict = false;
   size_t top = 20;
   std::string color = "auto";
+  std::string window;  // --window, for every input
 };
 
 bool looks_like_trace_or_run(const std::filesystem::path& path) {
@@ -77,14 +78,14 @@ int run_report(const ReportOptions& options) {
   // the time on large traces), except under --strict, which refuses the
   // traces that `import --strict` refuses, flows that bind to nothing included.
   const ChromeTraceOptions trace_options{.strict = options.strict, .flows = options.strict};
-  Run run = open_run_or_trace(inputs.front(), trace_options);
+  Run run = open_run_or_trace(inputs.front(), trace_options, options.window);
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
                                {.group_by_input_shapes = options.ops_by_shapes});
   // Other ranks side by side: only their device figures and findings stay in memory.
   std::vector<std::string> other_ranks(inputs.begin() + 1, inputs.end());
   add_ranks(report, other_ranks,
-            [&](const std::string& path) { return open_run_or_trace(path, trace_options); });
+            [&](const std::string& path) { return open_run_or_trace(path, trace_options, options.window); });
   if (!options.html.empty()) {
     write_html(run, report, options, include_idle);
     // The page is the output asked for; text or JSON too only when asked.
@@ -120,6 +121,7 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("--color", options->color, "ANSI colors in the text report: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
+  add_window_option(cmd, options->window);
   cmd->add_flag("--strict", options->strict,
                 "a trace with tolerated problems (see docs/import.md) is an error, not a warning");
   CLI::Option* output = cmd->add_option("-o,--output", options->output, "output file, or - for standard output")

@@ -4,12 +4,19 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "importers/chrome_trace.hpp"
 #include "run/run.hpp"
 
 namespace stepscope::cli {
 
-// `trace_options` apply when `path` is a trace.
-Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_options = {});
+// `trace_options` apply when `path` is a trace; a `window` (--window's
+// text, analyses/window.hpp) keeps only that part of it.
+Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_options = {},
+                      const std::string& window = {});
+
+// Adds --window to a command that reads runs.
+void add_window_option(CLI::App* command, std::string& window);
 
 }  // namespace stepscope::cli

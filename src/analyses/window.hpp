@@ -1,0 +1,25 @@
+// `--window`: which part of a run to look at, as the user writes it.
+//
+//   FROM:TO              seconds since the run's start; negative counts back
+//                        from its end; either may be left out (`-600:` is the
+//                        last ten minutes, `:60` the first minute)
+//   steps:FIRST:LAST     the main training process's steps FIRST to LAST,
+//                        numbered from 1 as report and mlflow number them
+#pragma once
+
+#include <string_view>
+
+#include "run/run.hpp"
+#include "run/run_window.hpp"
+
+namespace stepscope {
+
+// The window on the run's clock. Throws InputError, naming the run's time
+// range (and its steps), when `spec` is malformed, reversed, or outside it.
+TimeRange resolve_window(const Run& run, std::string_view spec);
+
+// Resolves `spec` and keeps only that window of `run`, noting it in the run's
+// metadata (`window`: the spec, `window_ns`: FROM:TO on the run's clock).
+void apply_window(Run& run, std::string_view spec);
+
+}  // namespace stepscope
