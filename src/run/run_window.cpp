@@ -56,7 +56,10 @@ std::optional<TimeRange> run_extent(const Run& run) {
 
 void keep_window(Run& run, TimeRange window) {
   filter(run.samples, [&](const Sample& s) { return inside(s.ts_ns, window); });
-  filter(run.counter_values, [&](const CounterValue& v) { return inside(v.ts_ns, window); });
+  // A step's counters (its samples, its memory peak) are stamped with its end,
+  // which is the window's end for the last step a window of steps holds.
+  filter(run.counter_values,
+         [&](const CounterValue& v) { return inside(v.ts_ns, window) || v.ts_ns == window.to_ns; });
   std::vector<uint32_t> span_index = filter(run.spans, [&](const Span& s) { return inside(s.start_ns, window); });
   filter(run.flows, [&](Flow& f) {
     if (f.from >= span_index.size() || f.to >= span_index.size()) return false;

@@ -20,8 +20,9 @@ struct TimeRange {
 // start_clock_ns) even before its first sample. Nullopt for an empty run.
 std::optional<TimeRange> run_extent(const Run& run);
 
-// Keeps the samples and counter values taken in `window` and the spans that
-// start in it, the flows between kept spans, and everything else as it was.
+// Keeps the samples taken in `window`, the counter values taken in it or at
+// its end, the spans that start in it, the flows between kept spans, and
+// everything else as it was.
 void keep_window(Run& run, TimeRange window);
 
 }  // namespace stepscope

@@ -43,13 +43,17 @@ TEST(RunWindow, KeepsWhatHappenedInsideAndTheFlowsBetweenKeptSpans) {
   EXPECT_EQ(run.flows[0].to, 1u);
 }
 
-// The window is half-open: what starts at its end belongs to the next one.
-TEST(RunWindow, TheEndIsLeftOut) {
+// The window is half-open: what starts at its end belongs to the next one,
+// but a counter stamped at its end (a step's, at the step's end) stays.
+TEST(RunWindow, TheEndIsLeftOutButForCounters) {
   stepscope::Run run = three_seconds();
   keep_window(run, {0, 1'000'000'000});
   EXPECT_EQ(run.spans.size(), 1u);
   EXPECT_EQ(run.samples.size(), 1u);
   EXPECT_TRUE(run.flows.empty());
+  run = three_seconds();
+  keep_window(run, {0, 1'000'000'007});
+  EXPECT_EQ(run.counter_values.size(), 2u);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+# report, export and compare --window on a recorded training loop: a window of steps is those
+# steps exactly, as the whole run's report measured them; a window's profile holds exactly the
+# samples the run file has in it (counted with sqlite3); compare takes the same window of both
+# runs; bad windows are errors that name the run's range.
+source "$(dirname "$0")/lib.sh"
+venv_python="$STEPSCOPE_REPO/.venv/bin/python"
+export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
+if ! "$venv_python" -c 'import torch' 2>/dev/null; then
+  echo "skipped: no torch in $venv_python (run scripts/setup)"
+  exit 0
+fi
+command -v sqlite3 > /dev/null || { echo "skipped: no sqlite3 (run scripts/setup)"; exit 0; }
+
+expect_status 0 "$STEPSCOPE" record -o "$WORK/run.db" -- "$venv_python" \
+  "$STEPSCOPE_REPO/tests/integration/programs/metrics_training.py" --steps 60 --linger 0
+"$STEPSCOPE" report --json "$WORK/run.db" > "$WORK/whole.json"
+expect_status 0 "$STEPSCOPE" report --json "$WORK/run.db" --window steps:11:30
+cp "$WORK/stdout" "$WORK/window.json"
+"$PY" - "$WORK/whole.json" "$WORK/window.json" <<'PYEOF' || fail "the window's steps are not steps 11 to 30"
+import json, sys
+whole, window = (json.load(open(p))["steps"] for p in sys.argv[1:])
+assert window["count"] == 20, window["count"]
+strip = lambda s: {k: v for k, v in s.items() if k != "warmup"}
+assert [strip(s) for s in window["per_step"]] == [strip(s) for s in whole["per_step"][10:30]], "steps differ"
+assert window["warmup_steps"] == 2, window["warmup_steps"]  # the warm-up rule, on 20 steps
+PYEOF
+
+# The window's profile: every sample the run file holds between step 11's start and step 30's end.
+bounds=$("$PY" -c '
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]["per_step"]
+print(steps[10]["start_ns"], steps[29]["start_ns"] + steps[29]["time_ns"])' "$WORK/whole.json")
+read -r from to <<< "$bounds"
+in_file=$(sqlite3 "$WORK/run.db" "SELECT COUNT(*) FROM samples WHERE ts_ns >= $from AND ts_ns < $to")
+expect_status 0 "$STEPSCOPE" export "$WORK/run.db" --format collapsed --idle --window steps:11:30
+exported=$(awk '{n += $NF} END {print n + 0}' "$WORK/stdout")
+[ "$exported" = "$in_file" ] && [ "$in_file" -gt 0 ] || fail "the window's profile has $exported samples, the file $in_file"
+whole_samples=$("$STEPSCOPE" export "$WORK/run.db" --format collapsed --idle | awk '{n += $NF} END {print n + 0}')
+[ "$exported" -lt "$whole_samples" ] || fail "the window kept all $whole_samples samples"
+
+# The last second: only steps that started in it.
+expect_status 0 "$STEPSCOPE" report --json "$WORK/run.db" --window -1:
+"$PY" - "$WORK/whole.json" "$WORK/stdout" <<'PYEOF' || fail "the last second's steps"
+import json, sys
+whole, last = (json.load(open(p))["steps"] for p in sys.argv[1:])
+ends = [s["start_ns"] + s["time_ns"] for s in whole["per_step"]]
+assert 0 < last["count"] < whole["count"], last["count"]
+assert [s["start_ns"] for s in last["per_step"]] == [s["start_ns"] for s in whole["per_step"][-last["count"]:]]
+PYEOF
+
+# compare: the same window of both runs.
+expect_status 0 "$STEPSCOPE" compare "$WORK/run.db" "$WORK/run.db" --json --window steps:11:30
+"$PY" -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sides = [doc["base"], doc["cur"]]
+assert all(s["steps"] == 20 for s in sides), sides' "$WORK/stdout" || fail "compare --window: $(head -c 600 "$WORK/stdout")"
+
+# Bad windows: exit 2, naming the run's range.
+for window in 9999:10000 5:2 1:x steps:0:3 steps:50:70; do
+  expect_status 2 "$STEPSCOPE" report "$WORK/run.db" --window "$window"
+  expect_stderr_contains "$WORK/run.db: --window $window:"
+  expect_stderr_contains "and steps 1 to 60"
+done
+expect_status 2 "$STEPSCOPE" compare --baseline last "$WORK/run.db" --window steps:1:5
+expect_stderr_contains "a --baseline from the history is a whole run"
+echo "1 passed, 0 failed"
