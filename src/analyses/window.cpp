@@ -15,6 +15,7 @@ namespace stepscope {
 namespace {
 
 constexpr double kNsPerSec = 1e9;
+constexpr double kMaxSeconds = 100.0 * 365 * 24 * 3600;
 
 // What a window may be taken from, for an error message.
 std::string describe(const TimeRange& extent, const RunSteps& steps) {
@@ -42,7 +43,10 @@ TimeRange resolve_seconds(std::string_view spec, const TimeRange& extent, bool* 
   }
   auto from = parse_field<double>(spec.substr(0, colon), bad);
   auto to = parse_field<double>(spec.substr(colon + 1), bad);
-  if ((from && !std::isfinite(*from)) || (to && !std::isfinite(*to))) *bad = true;
+  // Within a century either way: beyond that no run reaches, and the nanoseconds would overflow.
+  auto absurd = [](std::optional<double> seconds) { return seconds && !(std::fabs(*seconds) < kMaxSeconds); };
+  if (absurd(from) || absurd(to)) *bad = true;
+  if (*bad) return {};
   auto at = [&](std::optional<double> seconds, int64_t otherwise) {
     if (!seconds) return otherwise;
     int64_t offset = std::llround(*seconds * kNsPerSec);

@@ -73,7 +73,7 @@ TEST(Window, ApplyingKeepsTheStepsOfTheWindowAndSaysSo) {
 TEST(Window, BadWindowsAreErrorsThatNameTheRunsRange) {
   stepscope::Run run = ten_steps();
   const std::string range = "the run spans 0 to 11.500 s and steps 1 to 10";
-  for (const char* spec : {"3", "a:b", "1:2:3", "1e999:", "nan:", "steps:0:2", "steps:4:3", "steps:1:11", "steps:x"}) {
+  for (const char* spec : {"3", "a:b", "1:2:3", "1e999:", "nan:", "-inf:", "1e300:", "steps:0:2", "steps:4:3", "steps:1:11", "steps:x"}) {
     std::string error = error_of(run, spec);
     EXPECT_NE(error.find(std::string("--window ") + spec + ": not "), std::string::npos) << spec << ": " << error;
     EXPECT_NE(error.find(range), std::string::npos) << error;
