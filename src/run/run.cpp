@@ -61,14 +61,20 @@ const Thread* Run::find_thread(int64_t pid, int64_t tid) const {
   return nullptr;
 }
 
-std::optional<int64_t> Run::sample_period_ns() const {
-  auto found = metadata.find("sample_period_ns");
+std::optional<int64_t> Run::metadata_int(const std::string& key) const {
+  auto found = metadata.find(key);
   if (found == metadata.end()) return std::nullopt;
   const std::string& text = found->second;
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::optional<int64_t> Run::sample_period_ns() const {
+  std::optional<int64_t> period = metadata_int("sample_period_ns");
+  if (period && *period <= 0) return std::nullopt;
+  return period;
 }
 
 }  // namespace stepscope

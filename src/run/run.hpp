@@ -148,6 +148,8 @@ struct Run {
   const Process* find_process(int64_t pid) const;
   const Thread* find_thread(int64_t pid, int64_t tid) const;
 
+  // Metadata `key` as a decimal integer; empty when absent or not one.
+  std::optional<int64_t> metadata_int(const std::string& key) const;
   // The sampling period, from metadata "sample_period_ns"; each sample stands
   // for one period of wall time. Empty when the run does not say.
   std::optional<int64_t> sample_period_ns() const;

@@ -1,24 +1,12 @@
 #include "run/run_window.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
-#include <string>
 #include <vector>
 
 namespace stepscope {
 
 namespace {
-
-std::optional<int64_t> recording_start(const Run& run) {
-  auto it = run.metadata.find("start_clock_ns");
-  if (it == run.metadata.end()) return std::nullopt;
-  int64_t value = 0;
-  const std::string& text = it->second;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 bool inside(int64_t ts, TimeRange window) { return ts >= window.from_ns && ts < window.to_ns; }
 
@@ -50,7 +38,7 @@ std::optional<TimeRange> run_extent(const Run& run) {
   for (const Span& s : run.spans) see(s.start_ns, s.end_ns);
   for (const CounterValue& v : run.counter_values) see(v.ts_ns, v.ts_ns);
   if (first > last) return std::nullopt;
-  if (auto start = recording_start(run); start && *start < first) first = *start;
+  if (auto start = run.metadata_int("start_clock_ns"); start && *start < first) first = *start;
   return TimeRange{first, last};
 }
 

@@ -1,7 +1,6 @@
 #include "renderers/mlflow/mlflow_run.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,16 +16,6 @@ constexpr int64_t kNsPerMs = 1'000'000;
 constexpr double kNsPerSec = 1e9;
 // Times below this are not Unix times of a trace (2001-09-09 in ns).
 constexpr int64_t kEpochNsFloor = 1'000'000'000'000'000'000;
-
-std::optional<int64_t> metadata_int(const Run& run, const char* key) {
-  auto it = run.metadata.find(key);
-  if (it == run.metadata.end()) return std::nullopt;
-  int64_t value = 0;
-  const std::string& text = it->second;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string metadata_text(const Run& run, const std::string& key) {
   auto it = run.metadata.find(key);
@@ -183,11 +172,11 @@ void add_summary_metrics(const Report& report, int64_t at_ms, std::vector<Mlflow
 }  // namespace
 
 std::optional<int64_t> unix_minus_run_clock_ns(const Run& run) {
-  auto unix_start = metadata_int(run, "start_unix_ns");
-  auto clock_start = metadata_int(run, "start_clock_ns");
+  auto unix_start = run.metadata_int("start_unix_ns");
+  auto clock_start = run.metadata_int("start_clock_ns");
   if (unix_start && clock_start) return *unix_start - *clock_start;
   if (metadata_text(run, "clock") != "trace") return std::nullopt;
-  if (auto base = metadata_int(run, "baseTimeNanoseconds")) return *base;
+  if (auto base = run.metadata_int("baseTimeNanoseconds")) return *base;
   // Older Kineto traces: epoch microseconds, already Unix times.
   if (!run.spans.empty() && run.spans.front().start_ns >= kEpochNsFloor) return 0;
   return std::nullopt;
@@ -200,7 +189,7 @@ MlflowRunContent mlflow_run_content(const Report& report, const MlflowRunFacts& 
   if (process && !process->steps.empty()) last_ns = std::max(last_ns, process->steps.back().end_ns);
   UnixClock clock = unix_clock(*report.run, last_ns, facts);
   if (process) add_step_metrics(*process, clock, content.metrics);
-  auto recorded_start = metadata_int(*report.run, "start_unix_ns");
+  auto recorded_start = report.run->metadata_int("start_unix_ns");
   content.start_ms = recorded_start ? *recorded_start / kNsPerMs : clock.ms(first_ns);
   content.end_ms = std::max(content.start_ms, clock.ms(last_ns));
   add_summary_metrics(report, content.end_ms, content.metrics);

@@ -34,7 +34,7 @@ struct MlflowRunContent {
 };
 
 struct MlflowRunFacts {
-  std::string git_commit;  // empty: unknown
+  std::string git_commit{};  // empty: unknown
   int64_t now_unix_ms = 0;  // the time of a run whose times cannot be placed
 };
 
