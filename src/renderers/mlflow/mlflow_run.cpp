@@ -7,6 +7,7 @@
 
 #include "analyses/ranks.hpp"
 #include "renderers/escape.hpp"
+#include "run/run_window.hpp"
 
 namespace stepscope {
 
@@ -20,16 +21,6 @@ constexpr int64_t kEpochNsFloor = 1'000'000'000'000'000'000;
 std::string metadata_text(const Run& run, const std::string& key) {
   auto it = run.metadata.find(key);
   return it == run.metadata.end() ? std::string() : it->second;
-}
-
-// The time span of the report's processes (run clock), or {0, 0}.
-std::pair<int64_t, int64_t> process_extent(const Report& report) {
-  int64_t first = 0, last = 0;
-  for (const ProcessSummary& p : report.processes) {
-    if (p.start_ns > 0 && (first == 0 || p.start_ns < first)) first = p.start_ns;
-    last = std::max({last, p.end_ns, p.start_ns});
-  }
-  return {first, last};
 }
 
 // Run-clock ns to Unix ms; a run that cannot be placed is placed so that its
@@ -185,13 +176,12 @@ std::optional<int64_t> unix_minus_run_clock_ns(const Run& run) {
 MlflowRunContent mlflow_run_content(const Report& report, const MlflowRunFacts& facts) {
   MlflowRunContent content;
   const ProcessSteps* process = report.steps.empty() ? nullptr : &report.steps.processes[report.steps.primary];
-  auto [first_ns, last_ns] = process_extent(report);
-  if (process && !process->steps.empty()) last_ns = std::max(last_ns, process->steps.back().end_ns);
-  UnixClock clock = unix_clock(*report.run, last_ns, facts);
+  TimeRange extent = run_extent(*report.run).value_or(TimeRange{});
+  UnixClock clock = unix_clock(*report.run, extent.to_ns, facts);
   if (process) add_step_metrics(*process, clock, content.metrics);
   auto recorded_start = report.run->metadata_int("start_unix_ns");
-  content.start_ms = recorded_start ? *recorded_start / kNsPerMs : clock.ms(first_ns);
-  content.end_ms = std::max(content.start_ms, clock.ms(last_ns));
+  content.start_ms = recorded_start ? *recorded_start / kNsPerMs : clock.ms(extent.from_ns);
+  content.end_ms = std::max(content.start_ms, clock.ms(extent.to_ns));
   add_summary_metrics(report, content.end_ms, content.metrics);
   content.params = params_of(report, facts);
   content.tags = tags_of(report, facts);
