@@ -17,11 +17,12 @@ namespace {
 constexpr double kNsPerSec = 1e9;
 constexpr double kMaxSeconds = 100.0 * 365 * 24 * 3600;
 
-// What a window may be taken from, for an error message.
-std::string describe(const TimeRange& extent, const RunSteps& steps) {
+// What a window may be taken from, for an error message. The steps are only
+// found for it (or for a window of steps): a window of seconds needs none.
+std::string describe(const TimeRange& extent, const Run& run) {
   double seconds = static_cast<double>(extent.to_ns - extent.from_ns) / kNsPerSec;
   std::string text = fmt::format("the run spans 0 to {:.3f} s", seconds);
-  if (!steps.steps.empty()) text += fmt::format(" and steps 1 to {}", steps.steps.size());
+  if (size_t steps = run_steps(run).steps.size()) text += fmt::format(" and steps 1 to {}", steps);
   return text;
 }
 
@@ -76,25 +77,24 @@ TimeRange resolve_steps(std::string_view spec, const RunSteps& steps, bool* bad)
 
 TimeRange resolve_window(const Run& run, std::string_view spec) {
   std::optional<TimeRange> extent = run_extent(run);
-  RunSteps steps = run_steps(run);
   if (!extent) throw InputError(fmt::format("--window {}: the run holds nothing to take a window of", spec));
   bool bad = false;
   constexpr std::string_view kSteps = "steps:";
   bool by_steps = spec.starts_with(kSteps);
-  TimeRange window = by_steps ? resolve_steps(spec.substr(kSteps.size()), steps, &bad)
+  TimeRange window = by_steps ? resolve_steps(spec.substr(kSteps.size()), run_steps(run), &bad)
                               : resolve_seconds(spec, *extent, &bad);
   if (bad) {
     throw InputError(fmt::format(
         "--window {}: {}; {}", spec,
         by_steps ? "not steps:FIRST:LAST with 1 <= FIRST <= LAST <= the last step"
                  : "not FROM:TO in seconds since the run's start (negative: from its end)",
-        describe(*extent, steps)));
+        describe(*extent, run)));
   }
   if (window.from_ns >= window.to_ns) {
-    throw InputError(fmt::format("--window {}: it ends before it starts; {}", spec, describe(*extent, steps)));
+    throw InputError(fmt::format("--window {}: it ends before it starts; {}", spec, describe(*extent, run)));
   }
   if (window.to_ns <= extent->from_ns || window.from_ns > extent->to_ns) {
-    throw InputError(fmt::format("--window {}: outside the run; {}", spec, describe(*extent, steps)));
+    throw InputError(fmt::format("--window {}: outside the run; {}", spec, describe(*extent, run)));
   }
   return window;
 }

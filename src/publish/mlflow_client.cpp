@@ -117,6 +117,10 @@ HttpRequest MlflowClient::request(const char* method, const std::string& path) c
   return r;
 }
 
+HttpResponse MlflowClient::send(const HttpRequest& request) const {
+  return http_.entry<HttpRequestFunction>()(request);
+}
+
 void MlflowClient::check(const HttpResponse& response, const std::string& what) const {
   if (response.status == 0) {
     throw InputError(fmt::format("mlflow: cannot reach the tracking server {} ({}) to {}", uri_, response.error, what));
@@ -138,7 +142,7 @@ std::string MlflowClient::call(const char* method, const std::string& api_path, 
   HttpRequest r = request(method, kApi + api_path);
   r.content_type = "application/json";
   r.body = body;
-  HttpResponse response = http_.entry<HttpRequestFunction>()(r);
+  HttpResponse response = send(r);
   check(response, what);
   return std::move(response.body);
 }
@@ -148,7 +152,7 @@ std::string MlflowClient::experiment_id(const std::string& name) {
   HttpRequest r = request("GET", by_name ? fmt::format("{}experiments/get-by-name?experiment_name={}", kApi,
                                                        percent_encoded(name))
                                          : fmt::format("{}experiments/get?experiment_id=0", kApi));
-  HttpResponse response = http_.entry<HttpRequestFunction>()(r);
+  HttpResponse response = send(r);
   std::string what = by_name ? fmt::format("find the experiment '{}'", name) : "find the Default experiment";
   if (response.status == 404 && response.body.find("RESOURCE_DOES_NOT_EXIST") != std::string::npos) {
     throw InputError(fmt::format("mlflow: the tracking server {} has no experiment '{}': create it (mlflow "
@@ -219,7 +223,7 @@ void MlflowClient::upload_artifact(const MlflowRunRef& run, const std::string& n
   r.content_type = content_type;
   (from_file ? r.body_file : r.body) = body;
   r.timeout_s = 600;  // a run file of hundreds of megabytes
-  HttpResponse response = http_.entry<HttpRequestFunction>()(r);
+  HttpResponse response = send(r);
   check(response, fmt::format("store the artifact {}", name));
 }
 

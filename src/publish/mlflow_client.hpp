@@ -52,6 +52,7 @@ class MlflowClient {
  private:
   std::string call(const char* method, const std::string& api_path, const std::string& body, const std::string& what);
   HttpRequest request(const char* method, const std::string& path) const;
+  HttpResponse send(const HttpRequest& request) const;
   void check(const HttpResponse& response, const std::string& what) const;
 
   std::string uri_;

@@ -35,6 +35,18 @@ expect_stderr_contains() {
   grep -qF -- "$1" "$WORK/stderr" || fail "stderr lacks '$1': $(cat "$WORK/stderr")"
 }
 
+# The project's venv Python, as $venv_python, with the hooks' package on
+# STEPSCOPE_PYTHON_DIR for what it runs under record; a test that trains with
+# PyTorch skips (saying so) where the venv has no torch.
+require_venv_torch() {
+  venv_python="$STEPSCOPE_REPO/.venv/bin/python"
+  export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
+  if ! "$venv_python" -c 'import torch' 2>/dev/null; then
+    echo "skipped: no torch in $venv_python (run scripts/setup)"
+    exit 0
+  fi
+}
+
 # The Python that checks outputs: the project's venv when set up, else the system's.
 PY=python3
 [ -x "$STEPSCOPE_REPO/.venv/bin/python" ] && PY="$STEPSCOPE_REPO/.venv/bin/python"

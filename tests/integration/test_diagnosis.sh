@@ -3,14 +3,8 @@
 # not. The example language model without DataLoader workers must be
 # input_bound first with a num_workers remedy; with workers it must not be.
 source "$(dirname "$0")/lib.sh"
-venv_python="$STEPSCOPE_REPO/.venv/bin/python"
 cases="$STEPSCOPE_REPO/tests/integration/programs/diagnosis_cases.py"
-export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
-
-if ! "$venv_python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: no torch in $venv_python (run scripts/setup)"
-  exit 0
-fi
+require_venv_torch
 
 # record NAME ARGS...: records ARGS into $WORK/NAME.db and writes its report JSON.
 record() {

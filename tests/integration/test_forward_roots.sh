@@ -4,12 +4,7 @@
 # nothing on the modules (pickle, deepcopy, TorchScript), and uninstall() gives torch
 # back as it was.
 source "$(dirname "$0")/lib.sh"
-venv_python="$STEPSCOPE_REPO/.venv/bin/python"
-export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
-if ! "$venv_python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: no torch in $venv_python (run scripts/setup)"
-  exit 0
-fi
+require_venv_torch
 
 expect_status 0 "$STEPSCOPE" record -o "$WORK/roots.db" -- "$venv_python" \
   "$STEPSCOPE_REPO/tests/integration/programs/forward_roots.py" restore

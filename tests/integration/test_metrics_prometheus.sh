@@ -4,15 +4,10 @@
 # histogram's count matches; `promtool check metrics` passes on the textfile; a port
 # already in use is a clear error before anything runs.
 source "$(dirname "$0")/lib.sh"
-venv_python="$STEPSCOPE_REPO/.venv/bin/python"
-export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
 for tool in prometheus promtool; do
   command -v "$tool" > /dev/null || { echo "skipped: no $tool (run scripts/setup)"; exit 0; }
 done
-if ! "$venv_python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: no torch in $venv_python (run scripts/setup)"
-  exit 0
-fi
+require_venv_torch
 
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 metrics_port=$(free_port)

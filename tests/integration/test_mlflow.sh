@@ -50,7 +50,9 @@ run_id=$(sed -n 's/.*to MLflow run \([0-9a-f]*\) .*/\1/p' "$WORK/stderr")
 "$STEPSCOPE" report --json "$WORK/run.db" > "$WORK/report.json"
 
 # Everything the run holds, through the REST API.
-read_back() {  # read_back RUN_ID OUT_DIR: run.json, history.json (metric key -> points), artifacts.json, and the artifacts
+# read_back RUN_ID OUT_DIR FILE: into OUT_DIR, run.json, history.json (metric key -> points),
+# artifacts.json, and the artifacts (FILE: the run file's or trace's name).
+read_back() {
   local id=$1 out=$2
   mkdir -p "$out"
   api GET "/api/2.0/mlflow/runs/get?run_id=$id" > "$out/run.json"

@@ -3,12 +3,7 @@
 # samples the run file has in it (counted with sqlite3); compare takes the same window of both
 # runs; bad windows are errors that name the run's range.
 source "$(dirname "$0")/lib.sh"
-venv_python="$STEPSCOPE_REPO/.venv/bin/python"
-export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
-if ! "$venv_python" -c 'import torch' 2>/dev/null; then
-  echo "skipped: no torch in $venv_python (run scripts/setup)"
-  exit 0
-fi
+require_venv_torch
 command -v sqlite3 > /dev/null || { echo "skipped: no sqlite3 (run scripts/setup)"; exit 0; }
 
 expect_status 0 "$STEPSCOPE" record -o "$WORK/run.db" -- "$venv_python" \
@@ -43,7 +38,6 @@ expect_status 0 "$STEPSCOPE" report --json "$WORK/run.db" --window -1:
 "$PY" - "$WORK/whole.json" "$WORK/stdout" <<'PYEOF' || fail "the last second's steps"
 import json, sys
 whole, last = (json.load(open(p))["steps"] for p in sys.argv[1:])
-ends = [s["start_ns"] + s["time_ns"] for s in whole["per_step"]]
 assert 0 < last["count"] < whole["count"], last["count"]
 assert [s["start_ns"] for s in last["per_step"]] == [s["start_ns"] for s in whole["per_step"][-last["count"]:]]
 PYEOF
