@@ -22,7 +22,7 @@ def main():
     spans = {row[0]: row for row in db.execute(
         "SELECT id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail FROM spans")}
     flows = list(db.execute("SELECT from_span, to_span, kind FROM flows"))
-    samples = db.execute("SELECT min(ts_ns), max(ts_ns) FROM samples").fetchone()
+    samples = db.execute("SELECT min(start_ns), max(end_ns) FROM sample_blocks").fetchone()
     by_kind = collections.defaultdict(list)
     for s in spans.values():
         by_kind[s[5]].append(s)

@@ -73,37 +73,60 @@ TimeRange resolve_steps(std::string_view spec, const RunSteps& steps, bool* bad)
   return {steps.steps[first - 1].start_ns, steps.steps[last - 1].end_ns};
 }
 
+enum class Fault { kNone, kMalformed, kReversed, kOutside };
+
+Fault fault_of(const TimeRange& window, bool malformed, const TimeRange& extent) {
+  if (malformed) return Fault::kMalformed;
+  if (window.from_ns >= window.to_ns) return Fault::kReversed;
+  if (window.to_ns <= extent.from_ns || window.from_ns > extent.to_ns) return Fault::kOutside;
+  return Fault::kNone;
+}
+
+constexpr std::string_view kSteps = "steps:";
+
 }  // namespace
+
+std::optional<TimeRange> resolve_seconds_window(const TimeRange& extent, std::string_view spec) {
+  if (spec.starts_with(kSteps)) return std::nullopt;
+  bool malformed = false;
+  TimeRange window = resolve_seconds(spec, extent, &malformed);
+  if (fault_of(window, malformed, extent) != Fault::kNone) return std::nullopt;
+  return window;
+}
 
 TimeRange resolve_window(const Run& run, std::string_view spec) {
   std::optional<TimeRange> extent = run_extent(run);
   if (!extent) throw InputError(fmt::format("--window {}: the run holds nothing to take a window of", spec));
-  bool bad = false;
-  constexpr std::string_view kSteps = "steps:";
+  bool malformed = false;
   bool by_steps = spec.starts_with(kSteps);
-  TimeRange window = by_steps ? resolve_steps(spec.substr(kSteps.size()), run_steps(run), &bad)
-                              : resolve_seconds(spec, *extent, &bad);
-  if (bad) {
-    throw InputError(fmt::format(
-        "--window {}: {}; {}", spec,
-        by_steps ? "not steps:FIRST:LAST with 1 <= FIRST <= LAST <= the last step"
-                 : "not FROM:TO in seconds since the run's start (negative: from its end)",
-        describe(*extent, run)));
-  }
-  if (window.from_ns >= window.to_ns) {
-    throw InputError(fmt::format("--window {}: it ends before it starts; {}", spec, describe(*extent, run)));
-  }
-  if (window.to_ns <= extent->from_ns || window.from_ns > extent->to_ns) {
-    throw InputError(fmt::format("--window {}: outside the run; {}", spec, describe(*extent, run)));
+  TimeRange window = by_steps ? resolve_steps(spec.substr(kSteps.size()), run_steps(run), &malformed)
+                              : resolve_seconds(spec, *extent, &malformed);
+  switch (fault_of(window, malformed, *extent)) {
+    case Fault::kNone:
+      return window;
+    case Fault::kMalformed:
+      throw InputError(fmt::format(
+          "--window {}: {}; {}", spec,
+          by_steps ? "not steps:FIRST:LAST with 1 <= FIRST <= LAST <= the last step"
+                   : "not FROM:TO in seconds since the run's start (negative: from its end)",
+          describe(*extent, run)));
+    case Fault::kReversed:
+      throw InputError(fmt::format("--window {}: it ends before it starts; {}", spec, describe(*extent, run)));
+    case Fault::kOutside:
+      throw InputError(fmt::format("--window {}: outside the run; {}", spec, describe(*extent, run)));
   }
   return window;
+}
+
+void note_window(Run& run, std::string_view spec, const TimeRange& window) {
+  run.metadata["window"] = std::string(spec);
+  run.metadata["window_ns"] = fmt::format("{}:{}", window.from_ns, window.to_ns);
 }
 
 void apply_window(Run& run, std::string_view spec) {
   TimeRange window = resolve_window(run, spec);
   keep_window(run, window);
-  run.metadata["window"] = std::string(spec);
-  run.metadata["window_ns"] = fmt::format("{}:{}", window.from_ns, window.to_ns);
+  note_window(run, spec, window);
 }
 
 }  // namespace stepscope

@@ -19,7 +19,7 @@
 
 namespace stepscope {
 
-inline constexpr int kRunSchemaVersion = 2;
+inline constexpr int kRunSchemaVersion = 3;
 // Older versions this build still reads (missing columns take their defaults).
 inline constexpr int kOldestReadableRunSchemaVersion = 1;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "run/run.hpp"
+#include "run/run_window.hpp"
 
 namespace stepscope {
 
@@ -34,10 +35,16 @@ class RunWriter {
  private:
   struct Written {
     size_t strings = 0, frames = 0, stacks = 0, samples = 0, spans = 0, flows = 0,
-           counter_tracks = 0, counter_values = 0;
+           counter_tracks = 0, counter_values = 0, sample_blocks = 0;
   };
   struct Statements;
   void write_new_rows(const Run& run);
+  void write_sample_blocks(const Run& run);
+  // How many sample blocks the file holds once `run`'s new samples are written.
+  size_t sample_blocks_of(const Run& run) const;
+  // Bounds a block's deflated columns to a few tens of kB, and what a window
+  // decodes beyond its edges.
+  static constexpr size_t kSamplesPerBlock = 4096;
   void write_mutable_rows(const Run& run);
 
   // Declared before the statements, so that they are finalized before the
@@ -56,8 +63,29 @@ class RunWriter {
 // Writes a whole Run in one go.
 void save_run(const Run& run, const std::string& path);
 
-// Loads a Run. Throws InputError naming the file when it is missing, is not a
-// stepscope run, has another schema version, or is inconsistent.
+// Reading a run file, whole or a window of it. Throws InputError naming the
+// file when it is missing, is not a stepscope run, has a schema version this
+// build does not read, or is inconsistent.
+class RunFileReader {
+ public:
+  explicit RunFileReader(const std::string& path);
+  ~RunFileReader();
+  RunFileReader(const RunFileReader&) = delete;
+  RunFileReader& operator=(const RunFileReader&) = delete;
+
+  Run load();
+  // What keep_window(load(), window) holds. A file of schema 3 is read only
+  // within the window, through its indexes on time; an older one whole.
+  Run load(TimeRange window);
+  // What run_extent(load()) says, from the indexes where the file has them.
+  std::optional<TimeRange> extent();
+
+ private:
+  class Reader;
+  std::unique_ptr<Reader> reader_;
+};
+
+// RunFileReader(path).load().
 Run load_run(const std::string& path);
 
 }  // namespace stepscope

@@ -1,12 +1,15 @@
-// Loading a run file. The file may come from anywhere (another version of
-// stepscope, a hand-edited copy, a truncated download), so every id is
-// checked before the Run is handed to analyses that index with it.
+// Loading a run file, whole or a window of it. The file may come from
+// anywhere (another version of stepscope, a hand-edited copy, a truncated
+// download), so every id is checked before the Run is handed to analyses
+// that index with it.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "run/run_file.hpp"
 #include "run/run_schema.hpp"
+#include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
 
@@ -14,21 +17,61 @@ namespace stepscope {
 
 namespace {
 
-class RunReader {
- public:
-  explicit RunReader(const std::string& path) : db_(open(path)) {}
+// A block claiming more is corrupt (the writer makes blocks of 4096): the
+// bound keeps a bad count from asking for gigabytes.
+constexpr int64_t kMostSamplesInABlock = int64_t{1} << 20;
 
-  Run read() {
-    check_identity();
+// Which rows of a table a window selects: `condition` on ?1 and ?2.
+struct WindowSelect {
+  const char* condition;
+  int64_t low, high;
+};
+
+}  // namespace
+
+class RunFileReader::Reader {
+ public:
+  explicit Reader(const std::string& path) : db_(open(path)) { check_identity(); }
+
+  // The whole run, or what keep_window would keep of it.
+  Run read(const std::optional<TimeRange>& window) {
+    if (window && schema_version_ < 3) {
+      Run run = read(std::nullopt);
+      keep_window(run, *window);
+      return run;
+    }
     Run run;
     read_strings(run);
     read_metadata(run);
     read_processes_and_threads(run);
     read_frames_and_stacks(run);
-    read_samples(run);
-    read_spans_and_flows(run);
-    read_counters(run);
+    read_samples(run, window);
+    read_spans_and_flows(run, window);
+    read_counters(run, window);
     return run;
+  }
+
+  std::optional<TimeRange> extent() {
+    if (schema_version_ < 3) return run_extent(read(std::nullopt));
+    std::optional<int64_t> first, last;
+    auto see = [&](const char* sql, bool is_first) {
+      SqliteStatement select(db_, sql);
+      if (!select.step() || select.column_is_null(0)) return;
+      std::optional<int64_t>& end = is_first ? first : last;
+      int64_t value = select.column_int(0);
+      end = !end ? value : is_first ? std::min(*end, value) : std::max(*end, value);
+    };
+    see("SELECT min(start_ns) FROM sample_blocks", true);
+    see("SELECT max(end_ns) FROM sample_blocks", false);
+    see("SELECT min(start_ns) FROM spans", true);
+    see("SELECT max(end_ns) FROM spans", false);
+    see("SELECT min(ts_ns) FROM counter_values", true);
+    see("SELECT max(ts_ns) FROM counter_values", false);
+    if (!first || !last || *first > *last) return std::nullopt;
+    Run metadata_only;
+    read_metadata(metadata_only);
+    if (auto start = metadata_only.metadata_int("start_clock_ns"); start && *start < *first) first = *start;
+    return TimeRange{*first, *last};
   }
 
  private:
@@ -56,6 +99,29 @@ class RunReader {
       on_row(select, id);
       ++expected;
     }
+  }
+
+  // The rows `window` selects of `columns` (id first) of `table`, in id
+  // order, or all of them, checked as for_each_row does, when there is no
+  // window. A window's rows are found through the table's index on time,
+  // then read as the range of ids they span (recorded in time order, the
+  // rows between them are the window's too).
+  template <typename OnRow>
+  void for_each_row(const char* table, const char* columns, const std::optional<WindowSelect>& window,
+                    int64_t first_id, OnRow on_row) {
+    if (!window) {
+      std::string sql = fmt::format("SELECT {} FROM {} ORDER BY id", columns, table);
+      return for_each_row(table, sql.c_str(), first_id, on_row);
+    }
+    std::string ids_sql = fmt::format("SELECT min(id), max(id) FROM {} WHERE {}", table, window->condition);
+    SqliteStatement ids(db_, ids_sql.c_str());
+    ids.bind(1, window->low).bind(2, window->high);
+    if (!ids.step() || ids.column_is_null(0)) return;
+    std::string sql = fmt::format("SELECT {} FROM {} WHERE id BETWEEN ?3 AND ?4 AND {} ORDER BY id", columns,
+                                  table, window->condition);
+    SqliteStatement select(db_, sql.c_str());
+    select.bind(1, window->low).bind(2, window->high).bind(3, ids.column_int(0)).bind(4, ids.column_int(1));
+    while (select.step()) on_row(select, select.column_int(0));
   }
 
   void check_identity() {
@@ -148,7 +214,50 @@ class RunReader {
                  });
   }
 
-  void read_samples(Run& run) {
+  void read_samples(Run& run, const std::optional<TimeRange>& window) {
+    if (schema_version_ < 3) return read_sample_rows(run);
+    std::optional<WindowSelect> blocks;
+    if (window) blocks = WindowSelect{"end_ns >= ?1 AND start_ns < ?2", window->from_ns, window->to_ns};
+    int64_t next_sample = 0;
+    std::vector<Sample> decoded;
+    for_each_row("sample_blocks", "id, first_sample, count, start_ns, end_ns, data", blocks, 0,
+                 [&](SqliteStatement& s, int64_t id) {
+                   int64_t first = s.column_int(1), count = s.column_int(2);
+                   if (window ? first < next_sample : first != next_sample) {
+                     bad_row("sample_blocks", id, fmt::format("expected first sample {}", next_sample));
+                   }
+                   if (count < 1 || count > kMostSamplesInABlock) {
+                     bad_row("sample_blocks", id, fmt::format("a count of {} samples", count));
+                   }
+                   next_sample = first + count;
+                   decoded.clear();
+                   std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), decoded);
+                   if (!error.empty()) bad_row("sample_blocks", id, error);
+                   check_block(run, id, decoded, {s.column_int(3), s.column_int(4)});
+                   for (const Sample& sample : decoded) {
+                     if (!window || (sample.ts_ns >= window->from_ns && sample.ts_ns < window->to_ns)) {
+                       run.samples.push_back(sample);
+                     }
+                   }
+                 });
+  }
+
+  // A block's samples lie within its start and end (or a window would miss
+  // them) and are on stacks that exist.
+  void check_block(const Run& run, int64_t id, const std::vector<Sample>& samples, TimeRange span) const {
+    for (const Sample& sample : samples) {
+      if (sample.ts_ns < span.from_ns || sample.ts_ns > span.to_ns) {
+        bad_row("sample_blocks", id, fmt::format("a sample at {} ns outside the block's {} to {} ns", sample.ts_ns,
+                                                 span.from_ns, span.to_ns));
+      }
+      if (sample.stack >= run.stacks.size()) {
+        bad_row("sample_blocks", id, fmt::format("stack {} does not exist", sample.stack));
+      }
+    }
+  }
+
+  // Schema 1 and 2: a row per sample.
+  void read_sample_rows(Run& run) {
     for_each_row("samples", "SELECT id, ts_ns, pid, tid, stack, state, gil FROM samples ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t stack = s.column_int(4), state = s.column_int(5);
@@ -164,55 +273,66 @@ class RunReader {
                  });
   }
 
-  void read_spans_and_flows(Run& run) {
+  void read_spans_and_flows(Run& run, const std::optional<TimeRange>& window) {
     // Version 1 had no correlation, bytes or detail columns.
-    const char* select_spans = schema_version_ >= 2
-        ? "SELECT id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail FROM spans ORDER BY id"
-        : "SELECT id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0 FROM spans ORDER BY id";
-    for_each_row("spans", select_spans, 0, [&](SqliteStatement& s, int64_t id) {
+    const char* columns = schema_version_ >= 2 ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
+                                               : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
+    std::optional<WindowSelect> spans;
+    if (window) spans = WindowSelect{"start_ns >= ?1 AND start_ns < ?2", window->from_ns, window->to_ns};
+    std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
+    for_each_row("spans", columns, spans, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
       if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
       run.spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
                            static_cast<SpanKind>(kind), string_ref(run, "spans", id, s.column_int(6)),
                            s.column_int(7), s.column_int(8), string_ref(run, "spans", id, s.column_int(9))});
+      span_ids.push_back(id);
     });
-    auto span_ref = [&](int64_t row, int64_t span) {
-      if (span < 0 || static_cast<size_t>(span) >= run.spans.size()) {
-        bad_row("flows", row, fmt::format("span {} does not exist", span));
-      }
-      return static_cast<SpanId>(span);
+    // A window keeps the flows between the spans it keeps.
+    auto span_ref = [&](int64_t row, int64_t span) -> std::optional<SpanId> {
+      auto found = std::lower_bound(span_ids.begin(), span_ids.end(), span);
+      if (found != span_ids.end() && *found == span) return static_cast<SpanId>(found - span_ids.begin());
+      if (!window) bad_row("flows", row, fmt::format("span {} does not exist", span));
+      return std::nullopt;
     };
-    for_each_row("flows", "SELECT id, from_span, to_span, kind FROM flows ORDER BY id", 0,
-                 [&](SqliteStatement& s, int64_t id) {
-                   run.flows.push_back({span_ref(id, s.column_int(1)), span_ref(id, s.column_int(2)),
-                                        string_ref(run, "flows", id, s.column_int(3))});
-                 });
+    if (window && span_ids.empty()) return;
+    std::optional<WindowSelect> flows;
+    if (window) flows = WindowSelect{"from_span BETWEEN ?1 AND ?2", span_ids.front(), span_ids.back()};
+    for_each_row("flows", "id, from_span, to_span, kind", flows, 0, [&](SqliteStatement& s, int64_t id) {
+      auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
+      if (from && to) run.flows.push_back({*from, *to, string_ref(run, "flows", id, s.column_int(3))});
+    });
   }
 
-  void read_counters(Run& run) {
+  void read_counters(Run& run, const std::optional<TimeRange>& window) {
     for_each_row("counter_tracks", "SELECT id, name, pid, unit FROM counter_tracks ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    run.counter_tracks.push_back({string_ref(run, "counter_tracks", id, s.column_int(1)),
                                                  s.column_int(2),
                                                  string_ref(run, "counter_tracks", id, s.column_int(3))});
                  });
-    for_each_row("counter_values", "SELECT id, track, ts_ns, value FROM counter_values ORDER BY id", 0,
-                 [&](SqliteStatement& s, int64_t id) {
-                   int64_t track = s.column_int(1);
-                   if (track < 0 || static_cast<size_t>(track) >= run.counter_tracks.size()) {
-                     bad_row("counter_values", id, fmt::format("counter track {} does not exist", track));
-                   }
-                   run.counter_values.push_back({static_cast<CounterTrackId>(track), s.column_int(2),
-                                                 s.column_double(3)});
-                 });
+    // A window keeps the values at its end too (run_window.hpp).
+    std::optional<WindowSelect> values;
+    if (window) values = WindowSelect{"ts_ns BETWEEN ?1 AND ?2", window->from_ns, window->to_ns};
+    for_each_row("counter_values", "id, track, ts_ns, value", values, 0, [&](SqliteStatement& s, int64_t id) {
+      int64_t track = s.column_int(1);
+      if (track < 0 || static_cast<size_t>(track) >= run.counter_tracks.size()) {
+        bad_row("counter_values", id, fmt::format("counter track {} does not exist", track));
+      }
+      run.counter_values.push_back({static_cast<CounterTrackId>(track), s.column_int(2), s.column_double(3)});
+    });
   }
 
   SqliteDb db_;
   int schema_version_ = kRunSchemaVersion;
 };
 
-}  // namespace
+RunFileReader::RunFileReader(const std::string& path) : reader_(std::make_unique<Reader>(path)) {}
+RunFileReader::~RunFileReader() = default;
+Run RunFileReader::load() { return reader_->read(std::nullopt); }
+Run RunFileReader::load(TimeRange window) { return reader_->read(window); }
+std::optional<TimeRange> RunFileReader::extent() { return reader_->extent(); }
 
-Run load_run(const std::string& path) { return RunReader(path).read(); }
+Run load_run(const std::string& path) { return RunFileReader(path).load(); }
 
 }  // namespace stepscope

@@ -6,7 +6,10 @@ namespace stepscope::run_schema {
 
 inline constexpr const char* kFormatName = "stepscope.run";
 
-// Ids are the Run's dense indexes.
+// Ids are the Run's dense indexes; a sample's is its block's first_sample
+// plus its place in the block. The indexes on time let a window be read
+// without the rest (run_file.hpp, load_run_window): every one of them grows
+// at its end as a recording appends in time order.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -19,9 +22,8 @@ CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER N
 CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL,
                     line INTEGER NOT NULL, kind INTEGER NOT NULL);
 CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
-CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
-                     tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL,
-                     gil INTEGER NOT NULL);
+CREATE TABLE sample_blocks(id INTEGER PRIMARY KEY, first_sample INTEGER NOT NULL, count INTEGER NOT NULL,
+                           start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
                    pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,
                    name INTEGER NOT NULL, correlation INTEGER NOT NULL, bytes INTEGER NOT NULL,
@@ -32,6 +34,13 @@ CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid I
                             unit INTEGER NOT NULL);
 CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,
                             value REAL NOT NULL);
+)sql" /* the time indexes follow */
+R"sql(
+CREATE INDEX sample_blocks_by_time ON sample_blocks(end_ns, start_ns);
+CREATE INDEX spans_by_start ON spans(start_ns);
+CREATE INDEX spans_by_end ON spans(end_ns);
+CREATE INDEX flows_by_from ON flows(from_span);
+CREATE INDEX counter_values_by_time ON counter_values(ts_ns);
 )sql";
 
 }  // namespace stepscope::run_schema

@@ -8,6 +8,7 @@
 
 #include "run/batched_insert.hpp"
 #include "run/run_schema.hpp"
+#include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
 
@@ -84,17 +85,19 @@ struct RunWriter::Statements {
       : strings(db, "INSERT", "strings", 2),
         frames(db, "INSERT", "frames", 5),
         stacks(db, "INSERT", "stacks", 3),
-        samples(db, "INSERT", "samples", 7),
         spans(db, "INSERT", "spans", 10),
         flows(db, "INSERT", "flows", 4),
         counter_tracks(db, "INSERT", "counter_tracks", 4),
         counter_values(db, "INSERT", "counter_values", 4),
         processes(db, "INSERT OR REPLACE", "processes", 7),
         threads(db, "INSERT OR REPLACE", "threads", 4),
-        metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)") {}
-  BatchedInsert strings, frames, stacks, samples, spans, flows, counter_tracks, counter_values,
+        metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)"),
+        sample_block(db, "INSERT INTO sample_blocks(id, first_sample, count, start_ns, end_ns, data) "
+                         "VALUES (?, ?, ?, ?, ?, ?)") {}
+  BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, counter_values,
       processes, threads;
   SqliteStatement metadata;
+  SqliteStatement sample_block;  // a block is one row of tens of kB: no batching to gain
 };
 
 RunWriter::RunWriter(const std::string& path) {
@@ -134,7 +137,7 @@ void RunWriter::commit(const Run& run) {
   }
   written_ = {run.strings.size(),        run.frames.size(),  run.stacks.size(),
               run.samples.size(),        run.spans.size(),   run.flows.size(),
-              run.counter_tracks.size(), run.counter_values.size()};
+              run.counter_tracks.size(), run.counter_values.size(), sample_blocks_of(run)};
 }
 
 void RunWriter::write_new_rows(const Run& run) {
@@ -151,10 +154,7 @@ void RunWriter::write_new_rows(const Run& run) {
               [](RowBinder& s, const StackNode& n) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
-  append_rows(st.samples, run.samples, written_.samples, [](RowBinder& s, const Sample& x) {
-    s.bind(2, x.ts_ns).bind(3, x.pid).bind(4, x.tid).bind(5, as_int(x.stack));
-    s.bind(6, int64_t{static_cast<uint8_t>(x.state)}).bind(7, int64_t{x.holds_gil});
-  });
+  write_sample_blocks(run);
   append_rows(st.spans, run.spans, written_.spans, [](RowBinder& s, const Span& x) {
     s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
@@ -171,6 +171,26 @@ void RunWriter::write_new_rows(const Run& run) {
               [](RowBinder& s, const CounterValue& x) {
                 s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
               });
+}
+
+// The samples new since the last commit, in blocks of up to
+// kSamplesPerBlock: a recorder's commit of a second is one block or a few.
+void RunWriter::write_sample_blocks(const Run& run) {
+  for (size_t first = written_.samples; first < run.samples.size(); first += kSamplesPerBlock) {
+    size_t count = std::min(kSamplesPerBlock, run.samples.size() - first);
+    std::span<const Sample> block(run.samples.data() + first, count);
+    auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Sample::ts_ns);
+    std::string data = encode_sample_block(block);
+    size_t id = written_.sample_blocks + (first - written_.samples) / kSamplesPerBlock;
+    statements_->sample_block.bind(1, static_cast<int64_t>(id)).bind(2, static_cast<int64_t>(first));
+    statements_->sample_block.bind(3, static_cast<int64_t>(count)).bind(4, earliest->ts_ns).bind(5, latest->ts_ns);
+    statements_->sample_block.bind_blob(6, data).run();
+  }
+}
+
+size_t RunWriter::sample_blocks_of(const Run& run) const {
+  size_t new_samples = run.samples.size() - written_.samples;
+  return written_.sample_blocks + (new_samples + kSamplesPerBlock - 1) / kSamplesPerBlock;
 }
 
 // Processes end, threads get renamed and metadata grows during a recording:

@@ -76,6 +76,11 @@ SqliteStatement& SqliteStatement::bind_text(int index, std::string_view bytes) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_blob(int index, std::string_view bytes) {
+  sqlite3_bind_blob64(stmt_, index, bytes.empty() ? "" : bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 void SqliteStatement::run() {
   if (step()) db_.fail("a write statement returned rows");
   sqlite3_reset(stmt_);
@@ -91,6 +96,8 @@ bool SqliteStatement::step() {
 
 int64_t SqliteStatement::column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
 
+bool SqliteStatement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
+
 double SqliteStatement::column_double(int index) const {
   return sqlite3_column_double(stmt_, index);
 }
@@ -99,6 +106,12 @@ std::string SqliteStatement::column_text(int index) const {
   const void* data = sqlite3_column_text(stmt_, index);
   auto size = static_cast<size_t>(sqlite3_column_bytes(stmt_, index));
   return data ? std::string(static_cast<const char*>(data), size) : std::string();
+}
+
+std::string_view SqliteStatement::column_blob(int index) const {
+  const void* data = sqlite3_column_blob(stmt_, index);
+  auto size = static_cast<size_t>(sqlite3_column_bytes(stmt_, index));
+  return data ? std::string_view(static_cast<const char*>(data), size) : std::string_view();
 }
 
 }  // namespace stepscope

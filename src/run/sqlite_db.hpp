@@ -26,12 +26,16 @@ class SqliteStatement {
   SqliteStatement& bind(int index, int64_t value);
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind_text(int index, std::string_view bytes);
+  SqliteStatement& bind_blob(int index, std::string_view bytes);
   void run();
   bool step();
 
   int64_t column_int(int index) const;
+  bool column_is_null(int index) const;
   double column_double(int index) const;
   std::string column_text(int index) const;  // exact bytes, NUL included
+  // A BLOB (or TEXT) column's bytes in place, valid until the next step.
+  std::string_view column_blob(int index) const;
 
  private:
   SqliteDb& db_;

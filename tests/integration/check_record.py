@@ -1,4 +1,4 @@
-"""Reads a run file with plain SQL (independently of stepscope's C++ code)
+"""Reads a run file with plain SQL and tools/run_samples.py (independently of stepscope's C++ code)
 and answers questions about its samples.
 
   check_record.py RUN.db shares FUNC...      -> JSON {func: share of samples whose leaf is FUNC}
@@ -13,12 +13,15 @@ and answers questions about its samples.
 """
 import collections
 import json
-import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from run_samples import open_with_samples  # noqa: E402
 
 
 def load(path):
-    db = sqlite3.connect(path)
+    db = open_with_samples(path)
     db.text_factory = bytes
     strings = [row[0].decode("utf-8", "replace") for row in db.execute("SELECT value FROM strings ORDER BY id")]
     frames = [strings[f] for (f,) in db.execute("SELECT function FROM frames ORDER BY id")]

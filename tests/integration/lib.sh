@@ -51,6 +51,10 @@ require_venv_torch() {
 PY=python3
 [ -x "$STEPSCOPE_REPO/.venv/bin/python" ] && PY="$STEPSCOPE_REPO/.venv/bin/python"
 
+# run_sql RUN.db SQL: the query's rows as sqlite3 prints them, with the run's
+# samples (kept in compressed blocks) as a table `samples` (tools/run_samples.py).
+run_sql() { "$PY" "$STEPSCOPE_REPO/tools/run_samples.py" "$1" "$2"; }
+
 # The CPython interpreters to test against: pyenv's 3.8-3.13 and Debian's.
 python_interpreters() {
   local minor dir

@@ -40,8 +40,9 @@ record() {
 # `disk_share`: of the workers' samples in steady steps that are not idle,
 # the share in disk wait, counted here from the run file.
 check() {
-  "$PY" - "$WORK/$1.json" "$WORK/$1.db" "$2" <<'PYEOF' || fail "$1: check failed: $2"
-import json, sqlite3, sys
+  PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/$1.json" "$WORK/$1.db" "$2" <<'PYEOF' || fail "$1: check failed: $2"
+import json, sys
+from run_samples import open_with_samples
 report = json.load(open(sys.argv[1]))
 d = report["diagnosis"]
 ids = [f["id"] for f in d]
@@ -49,7 +50,7 @@ by = {f["id"]: f for f in d}
 steps = report["steps"]["per_step"]
 steady = [s for s in steps if not s["warmup"]]
 start, end = steady[0]["start_ns"], steps[-1]["start_ns"] + steps[-1]["time_ns"]
-db = sqlite3.connect(sys.argv[2])
+db = open_with_samples(sys.argv[2])
 workers = [p for (p,) in db.execute("""SELECT DISTINCT s.pid FROM spans s JOIN strings n ON n.id = s.name
                                        WHERE n.value = 'worker_batch'""")]
 marks = ",".join("?" * len(workers))

@@ -86,7 +86,6 @@ expect_stderr_contains "--gpu"
 # and one line says why it has no GPU activity.
 expect_status 0 "$STEPSCOPE" record --gpu on -o "$WORK/on.db" -- python3 -c 'print("no cuda here")'
 expect_stderr_contains "--gpu on: no GPU activity recorded: "
-[ "$(sql "$WORK/on.db" "SELECT count(*) FROM samples")" -gt 0 ] || true  # a short program may not be sampled
 [ "$(sql "$WORK/on.db" "SELECT value FROM metadata WHERE key = 'gpu'")" = on ] || fail "gpu metadata for on"
 
 # torch.profiler with CUDA activity in a recorded program (torch's CPU build

@@ -166,7 +166,7 @@ unit=$(sqlite3 "$db" "SELECT u.value FROM counter_tracks t JOIN strings n ON n.i
 peak=$(sqlite3 "$db" "SELECT MAX(v.value) FROM counter_values v JOIN counter_tracks t ON t.id = v.track
                       JOIN strings n ON n.id = t.name WHERE n.value = 'process.cpu_percent' AND t.pid = $root")
 within "$peak" 30 150 || fail "recorded process.cpu_percent peaked at $peak"
-in_span=$(sqlite3 "$db" "SELECT COUNT(*) FROM counter_values WHERE ts_ns < (SELECT MIN(ts_ns) FROM samples) - 1000000000
+in_span=$(run_sql "$db" "SELECT COUNT(*) FROM counter_values WHERE ts_ns < (SELECT MIN(ts_ns) FROM samples) - 1000000000
                          OR ts_ns > (SELECT MAX(ts_ns) FROM samples) + 1000000000")
 [ "$in_span" -eq 0 ] || fail "$in_span counter values lie outside the samples' clock range"
 echo "monitor: ok"

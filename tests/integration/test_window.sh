@@ -1,6 +1,6 @@
 # report, export and compare --window on a recorded training loop: a window of steps is those
 # steps exactly, as the whole run's report measured them; a window's profile holds exactly the
-# samples the run file has in it (counted with sqlite3); compare takes the same window of both
+# samples the run file has in it (counted with tools/run_samples.py); compare takes the same window of both
 # runs; bad windows are errors that name the run's range.
 source "$(dirname "$0")/lib.sh"
 require_venv_torch
@@ -26,7 +26,7 @@ import json, sys
 steps = json.load(open(sys.argv[1]))["steps"]["per_step"]
 print(steps[10]["start_ns"], steps[29]["start_ns"] + steps[29]["time_ns"])' "$WORK/whole.json")
 read -r from to <<< "$bounds"
-in_file=$(sqlite3 "$WORK/run.db" "SELECT COUNT(*) FROM samples WHERE ts_ns >= $from AND ts_ns < $to")
+in_file=$(run_sql "$WORK/run.db" "SELECT COUNT(*) FROM samples WHERE ts_ns >= $from AND ts_ns < $to")
 expect_status 0 "$STEPSCOPE" export "$WORK/run.db" --format collapsed --idle --window steps:11:30
 exported=$(awk '{n += $NF} END {print n + 0}' "$WORK/stdout")
 [ "$exported" = "$in_file" ] && [ "$in_file" -gt 0 ] || fail "the window's profile has $exported samples, the file $in_file"

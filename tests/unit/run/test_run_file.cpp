@@ -243,7 +243,7 @@ int64_t count_samples_read_only(const std::string& file) {
   int64_t count = -1;
   if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &stmt, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT total(count) FROM sample_blocks", -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
       count = sqlite3_column_int64(stmt, 0);
     }
@@ -316,7 +316,29 @@ TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
 TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
   save_run(make_full_run(), path("v99.db"));
   run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
-  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 2");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 3");
+}
+
+// Turns a file written now into one of schema 2: a row per sample, no sample blocks.
+void make_schema_two(const std::string& file, const Run& run) {
+  std::string sql =
+      "UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE sample_blocks;"
+      "CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,"
+      " tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL, gil INTEGER NOT NULL);";
+  for (size_t i = 0; i < run.samples.size(); ++i) {
+    const Sample& s = run.samples[i];
+    sql += "INSERT INTO samples VALUES (" + std::to_string(i) + "," + std::to_string(s.ts_ns) + "," +
+           std::to_string(s.pid) + "," + std::to_string(s.tid) + "," + std::to_string(s.stack) + "," +
+           std::to_string(static_cast<int>(s.state)) + "," + std::to_string(int{s.holds_gil}) + ");";
+  }
+  run_sql(file, sql.c_str());
+}
+
+TEST_F(RunFileTest, SchemaVersionTwoStillLoads) {
+  stepscope::Run run = make_full_run();
+  save_run(run, path("v2.db"));
+  make_schema_two(path("v2.db"), run);
+  expect_same_run(run, load_run(path("v2.db")));
 }
 
 // A version-1 file (spans without correlation, bytes, detail) still loads,
@@ -324,6 +346,7 @@ TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
 TEST_F(RunFileTest, SchemaVersionOneStillLoads) {
   stepscope::Run run = make_full_run();
   save_run(run, path("v1.db"));
+  make_schema_two(path("v1.db"), run);
   run_sql(path("v1.db"),
           "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
           "ALTER TABLE spans DROP COLUMN correlation; ALTER TABLE spans DROP COLUMN bytes;"
@@ -332,13 +355,26 @@ TEST_F(RunFileTest, SchemaVersionOneStillLoads) {
   expect_same_run(run, load_run(path("v1.db")));
 }
 
+// Rows of samples in a schema-2 file are checked as blocks are.
+TEST_F(RunFileTest, SchemaTwoSampleRowsAreChecked) {
+  stepscope::Run run = make_full_run();
+  save_run(run, path("v2.db"));
+  make_schema_two(path("v2.db"), run);
+  run_sql(path("v2.db"), "UPDATE samples SET stack = 99 WHERE id = 1");
+  expect_load_error(path("v2.db"), "table samples row 1: stack 99 does not exist");
+}
+
 TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
   struct Case {
     const char* sql;
     const char* expected;
   };
   for (const Case& c : {Case{"UPDATE stacks SET parent = 99 WHERE id = 2", "table stacks row 2"},
-                        Case{"UPDATE samples SET stack = 99 WHERE id = 1", "table samples row 1"},
+                        Case{"UPDATE sample_blocks SET first_sample = 5", "expected first sample 0"},
+                        Case{"UPDATE sample_blocks SET count = 0", "a count of 0 samples"},
+                        Case{"UPDATE sample_blocks SET count = 3", "table sample_blocks row 0"},
+                        Case{"UPDATE sample_blocks SET data = x'0a78'", "corrupt compressed samples"},
+                        Case{"UPDATE sample_blocks SET end_ns = 15", "a sample at 20 ns outside the block's"},
                         Case{"UPDATE spans SET kind = 200 WHERE id = 0", "unknown span kind 200"},
                         Case{"UPDATE frames SET file = 999 WHERE id = 1", "string 999 does not exist"},
                         Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},

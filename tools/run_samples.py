@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The samples of a stepscope run file, decoded from its sample blocks (schema 3).
+
+A reference decoder of the layout docs/run-format.md describes, and a way to
+query samples with SQL as files of schema 1 and 2 allowed:
+
+    python3 tools/run_samples.py RUN.db "SELECT state, COUNT(*) FROM samples GROUP BY state"
+
+loads the samples into a temporary table `samples(id, ts_ns, pid, tid, stack,
+state, gil)` beside the file's own tables and prints the query's rows as
+sqlite3 does (columns separated by |). Files of schema 1 and 2 are queried
+as they are. As a module: `samples(connection)` yields the rows.
+"""
+import sqlite3
+import sys
+import zlib
+
+GIL_BIT = 4
+
+
+def _varints(data, offset):
+    """Yields (value, offset after it) for each LEB128 varint from offset on."""
+    while offset < len(data):
+        value, shift = 0, 0
+        while True:
+            byte = data[offset]
+            offset += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        yield value, offset
+
+
+def _unzigzag(value):
+    return (value >> 1) ^ -(value & 1)
+
+
+def _wrap(value):
+    """A sum of differences, wrapped to int64 as the writer's unsigned arithmetic does."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def decode_block(data, count):
+    """The block's samples as (ts_ns, pid, tid, stack, state, gil) tuples."""
+    header = _varints(data, 0)
+    raw_size, start = next(header)
+    raw = zlib.decompress(data[start:])
+    assert len(raw) == raw_size, "a block's size does not match its header"
+    values = _varints(raw, 0)
+    columns = [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(4)]
+    flags = raw[len(raw) - count:]
+    ts, pid, stack, total = [], [], [], 0
+    for column, out in ((columns[0], ts), (columns[1], pid), (columns[3], stack)):
+        total = 0
+        for delta in column:
+            total = _wrap(total + delta)
+            out.append(total)
+    tid = [_wrap(p + d) for p, d in zip(pid, columns[2])]
+    return [(ts[i], pid[i], tid[i], stack[i], flags[i] & ~GIL_BIT, int(bool(flags[i] & GIL_BIT)))
+            for i in range(count)]
+
+
+def samples(db):
+    """Every sample of the run open as `db` (an sqlite3 connection), in id order, id first."""
+    for first, count, data in db.execute("SELECT first_sample, count, data FROM sample_blocks ORDER BY id"):
+        for i, sample in enumerate(decode_block(data, count)):
+            yield (first + i,) + sample
+
+
+def has_sample_blocks(db):
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sample_blocks'").fetchone() is not None
+
+
+def open_with_samples(path):
+    """A read-only connection to the run where `samples` is a table, in every schema."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if has_sample_blocks(db):
+        db.execute("CREATE TEMP TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER, pid INTEGER, tid INTEGER,"
+                   " stack INTEGER, state INTEGER, gil INTEGER)")
+        db.executemany("INSERT INTO temp.samples VALUES (?, ?, ?, ?, ?, ?, ?)", samples(db))
+    return db
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(f"usage: {argv[0]} RUN.db SQL")
+    db = open_with_samples(argv[1])
+    for row in db.execute(argv[2]):
+        print("|".join("" if v is None else str(v) for v in row))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
