@@ -10,7 +10,13 @@ loads the samples into a temporary table `samples(id, ts_ns, pid, tid, stack,
 state, gil)` beside the file's own tables and prints the query's rows as
 sqlite3 does (columns separated by |). Files of schema 1 and 2 are queried
 as they are. As a module: `samples(connection)` yields the rows.
+
+    python3 tools/run_samples.py --schema-2 RUN.db OUT.db
+
+writes a copy of the run in schema 2 (a row per sample), as stepscope wrote
+runs before: the tests and bench/run_storage.py compare the two.
 """
+import os
 import sqlite3
 import sys
 import zlib
@@ -83,9 +89,32 @@ def open_with_samples(path):
     return db
 
 
+def write_schema_two(path, out):
+    """Copies the run at `path` to `out` with its samples as rows, in schema 2."""
+    if os.path.exists(out):
+        os.remove(out)
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    source.execute("VACUUM INTO ?", (out,))
+    source.close()
+    db = sqlite3.connect(out)
+    rows = list(samples(db))
+    db.executescript("""
+        CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
+                             tid INTEGER NOT NULL, stack INTEGER NOT NULL, state INTEGER NOT NULL,
+                             gil INTEGER NOT NULL);
+        DROP TABLE sample_blocks; DROP TABLE row_ranges;
+        UPDATE meta SET value = '2' WHERE key = 'schema_version';""")
+    db.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--schema-2":
+        return write_schema_two(argv[2], argv[3])
     if len(argv) != 3:
-        sys.exit(f"usage: {argv[0]} RUN.db SQL")
+        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2 RUN.db OUT.db")
     db = open_with_samples(argv[1])
     for row in db.execute(argv[2]):
         print("|".join("" if v is None else str(v) for v in row))

@@ -45,6 +45,10 @@ class RunWriter {
   // Bounds a block's deflated columns to a few tens of kB, and what a window
   // decodes beyond its edges.
   static constexpr size_t kSamplesPerBlock = 4096;
+  template <typename Row, typename Key, typename Latest>
+  void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key, Latest latest);
+  // A whole run written at once (an import) still reads a window in pieces.
+  static constexpr size_t kRowsPerRange = 4096;
   void write_mutable_rows(const Run& run);
 
   // Declared before the statements, so that they are finalized before the

@@ -3,6 +3,7 @@
 // download), so every id is checked before the Run is handed to analyses
 // that index with it.
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -21,10 +22,15 @@ namespace {
 // bound keeps a bad count from asking for gigabytes.
 constexpr int64_t kMostSamplesInABlock = int64_t{1} << 20;
 
-// Which rows of a table a window selects: `condition` on ?1 and ?2.
+// Which rows of a table a window selects: those whose `key` column lies in [low, high].
 struct WindowSelect {
-  const char* condition;
+  const char* key;
   int64_t low, high;
+};
+
+// A run of rows of a table, ids first to last, whose keys lie in [low, high] (row_ranges).
+struct RowRange {
+  int64_t first, last, low, high;
 };
 
 }  // namespace
@@ -63,10 +69,8 @@ class RunFileReader::Reader {
     };
     see("SELECT min(start_ns) FROM sample_blocks", true);
     see("SELECT max(end_ns) FROM sample_blocks", false);
-    see("SELECT min(start_ns) FROM spans", true);
-    see("SELECT max(end_ns) FROM spans", false);
-    see("SELECT min(ts_ns) FROM counter_values", true);
-    see("SELECT max(ts_ns) FROM counter_values", false);
+    see("SELECT min(low) FROM row_ranges WHERE rows IN ('spans', 'counter_values')", true);
+    see("SELECT max(latest_ns) FROM row_ranges WHERE rows IN ('spans', 'counter_values')", false);
     if (!first || !last || *first > *last) return std::nullopt;
     Run metadata_only;
     read_metadata(metadata_only);
@@ -103,9 +107,8 @@ class RunFileReader::Reader {
 
   // The rows `window` selects of `columns` (id first) of `table`, in id
   // order, or all of them, checked as for_each_row does, when there is no
-  // window. A window's rows are found through the table's index on time,
-  // then read as the range of ids they span (recorded in time order, the
-  // rows between them are the window's too).
+  // window. A window reads the runs of rows that row_ranges says may hold
+  // keys in it, and checks that every row of those runs holds what it says.
   template <typename OnRow>
   void for_each_row(const char* table, const char* columns, const std::optional<WindowSelect>& window,
                     int64_t first_id, OnRow on_row) {
@@ -113,15 +116,48 @@ class RunFileReader::Reader {
       std::string sql = fmt::format("SELECT {} FROM {} ORDER BY id", columns, table);
       return for_each_row(table, sql.c_str(), first_id, on_row);
     }
-    std::string ids_sql = fmt::format("SELECT min(id), max(id) FROM {} WHERE {}", table, window->condition);
-    SqliteStatement ids(db_, ids_sql.c_str());
-    ids.bind(1, window->low).bind(2, window->high);
-    if (!ids.step() || ids.column_is_null(0)) return;
-    std::string sql = fmt::format("SELECT {} FROM {} WHERE id BETWEEN ?3 AND ?4 AND {} ORDER BY id", columns,
-                                  table, window->condition);
+    std::string sql = fmt::format("SELECT {}, {} FROM {} WHERE id BETWEEN ?1 AND ?2 ORDER BY id", columns,
+                                  window->key, table);
     SqliteStatement select(db_, sql.c_str());
-    select.bind(1, window->low).bind(2, window->high).bind(3, ids.column_int(0)).bind(4, ids.column_int(1));
-    while (select.step()) on_row(select, select.column_int(0));
+    const int key_column = static_cast<int>(std::count(columns, columns + std::strlen(columns), ',')) + 1;
+    for (const RowRange& range : row_ranges(table, window->low, window->high)) {
+      select.reset();
+      select.bind(1, range.first).bind(2, range.last);
+      while (select.step()) {
+        int64_t id = select.column_int(0), key = select.column_int(key_column);
+        if (key < range.low || key > range.high) {
+          bad_row(table, id, fmt::format("{} {} outside its row range's {} to {}", window->key, key, range.low,
+                                         range.high));
+        }
+        if (key >= window->low && key <= window->high) on_row(select, id);
+      }
+    }
+  }
+
+  // The runs of `table`'s rows whose keys may lie in [low, high]. The runs
+  // must cover the table, each row once, or a window could miss rows.
+  std::vector<RowRange> row_ranges(const char* table, int64_t low, int64_t high) {
+    SqliteStatement select(db_, "SELECT id, first_id, count, low, high FROM row_ranges WHERE rows = ? ORDER BY first_id");
+    select.bind_text(1, table);
+    std::vector<RowRange> overlapping;
+    int64_t next = 0;
+    while (select.step()) {
+      int64_t first = select.column_int(1), count = select.column_int(2);
+      if (first != next || count < 1) {
+        bad_row("row_ranges", select.column_int(0), fmt::format("{} rows {} to {} after row {}", table, first,
+                                                                 first + count - 1, next - 1));
+      }
+      next = first + count;
+      RowRange range{first, next - 1, select.column_int(3), select.column_int(4)};
+      if (range.high >= low && range.low <= high) overlapping.push_back(range);
+    }
+    std::string rows_sql = fmt::format("SELECT coalesce(max(id) + 1, 0) FROM {}", table);
+    SqliteStatement rows(db_, rows_sql.c_str());
+    if (rows.step() && rows.column_int(0) != next) {
+      throw InputError(fmt::format("{}: table row_ranges covers {} rows of {}, which has {}", db_.path(), next,
+                                   table, rows.column_int(0)));
+    }
+    return overlapping;
   }
 
   void check_identity() {
@@ -216,30 +252,39 @@ class RunFileReader::Reader {
 
   void read_samples(Run& run, const std::optional<TimeRange>& window) {
     if (schema_version_ < 3) return read_sample_rows(run);
-    std::optional<WindowSelect> blocks;
-    if (window) blocks = WindowSelect{"end_ns >= ?1 AND start_ns < ?2", window->from_ns, window->to_ns};
+    constexpr const char* kColumns = "SELECT id, first_sample, count, start_ns, end_ns, data FROM sample_blocks";
     int64_t next_sample = 0;
     std::vector<Sample> decoded;
-    for_each_row("sample_blocks", "id, first_sample, count, start_ns, end_ns, data", blocks, 0,
-                 [&](SqliteStatement& s, int64_t id) {
-                   int64_t first = s.column_int(1), count = s.column_int(2);
-                   if (window ? first < next_sample : first != next_sample) {
-                     bad_row("sample_blocks", id, fmt::format("expected first sample {}", next_sample));
-                   }
-                   if (count < 1 || count > kMostSamplesInABlock) {
-                     bad_row("sample_blocks", id, fmt::format("a count of {} samples", count));
-                   }
-                   next_sample = first + count;
-                   decoded.clear();
-                   std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), decoded);
-                   if (!error.empty()) bad_row("sample_blocks", id, error);
-                   check_block(run, id, decoded, {s.column_int(3), s.column_int(4)});
-                   for (const Sample& sample : decoded) {
-                     if (!window || (sample.ts_ns >= window->from_ns && sample.ts_ns < window->to_ns)) {
-                       run.samples.push_back(sample);
-                     }
-                   }
-                 });
+    auto read_block = [&](SqliteStatement& s, int64_t id) {
+      int64_t first = s.column_int(1), count = s.column_int(2);
+      if (window ? first < next_sample : first != next_sample) {
+        bad_row("sample_blocks", id, fmt::format("expected first sample {}", next_sample));
+      }
+      if (count < 1 || count > kMostSamplesInABlock) {
+        bad_row("sample_blocks", id, fmt::format("a count of {} samples", count));
+      }
+      next_sample = first + count;
+      decoded.clear();
+      std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), decoded);
+      if (!error.empty()) bad_row("sample_blocks", id, error);
+      check_block(run, id, decoded, {s.column_int(3), s.column_int(4)});
+      for (const Sample& sample : decoded) {
+        if (!window || (sample.ts_ns >= window->from_ns && sample.ts_ns < window->to_ns)) run.samples.push_back(sample);
+      }
+    };
+    if (!window) return for_each_row("sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), 0, read_block);
+    // The blocks' ids from their index on time alone (a scan of the table
+    // would read every block), then each block.
+    SqliteStatement ids(db_, "SELECT id FROM sample_blocks WHERE end_ns >= ? AND start_ns < ?");
+    ids.bind(1, window->from_ns).bind(2, window->to_ns);
+    std::vector<int64_t> overlapping;
+    while (ids.step()) overlapping.push_back(ids.column_int(0));
+    std::sort(overlapping.begin(), overlapping.end());
+    SqliteStatement block(db_, fmt::format("{} WHERE id = ?", kColumns).c_str());
+    for (int64_t id : overlapping) {
+      block.reset();
+      if (block.bind(1, id).step()) read_block(block, id);
+    }
   }
 
   // A block's samples lie within its start and end (or a window would miss
@@ -278,7 +323,7 @@ class RunFileReader::Reader {
     const char* columns = schema_version_ >= 2 ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
                                                : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
     std::optional<WindowSelect> spans;
-    if (window) spans = WindowSelect{"start_ns >= ?1 AND start_ns < ?2", window->from_ns, window->to_ns};
+    if (window) spans = WindowSelect{"start_ns", window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
     for_each_row("spans", columns, spans, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
@@ -297,7 +342,7 @@ class RunFileReader::Reader {
     };
     if (window && span_ids.empty()) return;
     std::optional<WindowSelect> flows;
-    if (window) flows = WindowSelect{"from_span BETWEEN ?1 AND ?2", span_ids.front(), span_ids.back()};
+    if (window) flows = WindowSelect{"from_span", span_ids.front(), span_ids.back()};
     for_each_row("flows", "id, from_span, to_span, kind", flows, 0, [&](SqliteStatement& s, int64_t id) {
       auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
       if (from && to) run.flows.push_back({*from, *to, string_ref(run, "flows", id, s.column_int(3))});
@@ -313,7 +358,7 @@ class RunFileReader::Reader {
                  });
     // A window keeps the values at its end too (run_window.hpp).
     std::optional<WindowSelect> values;
-    if (window) values = WindowSelect{"ts_ns BETWEEN ?1 AND ?2", window->from_ns, window->to_ns};
+    if (window) values = WindowSelect{"ts_ns", window->from_ns, window->to_ns};
     for_each_row("counter_values", "id, track, ts_ns, value", values, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t track = s.column_int(1);
       if (track < 0 || static_cast<size_t>(track) >= run.counter_tracks.size()) {

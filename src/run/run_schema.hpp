@@ -7,9 +7,10 @@ namespace stepscope::run_schema {
 inline constexpr const char* kFormatName = "stepscope.run";
 
 // Ids are the Run's dense indexes; a sample's is its block's first_sample
-// plus its place in the block. The indexes on time let a window be read
-// without the rest (run_file.hpp, load_run_window): every one of them grows
-// at its end as a recording appends in time order.
+// plus its place in the block. A window is read without the rest
+// (RunFileReader::load) through the blocks' index on time and, for spans,
+// flows and counter values, row_ranges: the span of each run of rows' key,
+// a row per table and commit rather than an index entry per row.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,13 +35,10 @@ CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid I
                             unit INTEGER NOT NULL);
 CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,
                             value REAL NOT NULL);
-)sql" /* the time indexes follow */
-R"sql(
+CREATE TABLE row_ranges(id INTEGER PRIMARY KEY, rows TEXT NOT NULL, first_id INTEGER NOT NULL,
+                        count INTEGER NOT NULL, low INTEGER NOT NULL, high INTEGER NOT NULL,
+                        latest_ns INTEGER NOT NULL);
 CREATE INDEX sample_blocks_by_time ON sample_blocks(end_ns, start_ns);
-CREATE INDEX spans_by_start ON spans(start_ns);
-CREATE INDEX spans_by_end ON spans(end_ns);
-CREATE INDEX flows_by_from ON flows(from_span);
-CREATE INDEX counter_values_by_time ON counter_values(ts_ns);
 )sql";
 
 }  // namespace stepscope::run_schema

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -93,11 +95,14 @@ struct RunWriter::Statements {
         threads(db, "INSERT OR REPLACE", "threads", 4),
         metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)"),
         sample_block(db, "INSERT INTO sample_blocks(id, first_sample, count, start_ns, end_ns, data) "
-                         "VALUES (?, ?, ?, ?, ?, ?)") {}
+                         "VALUES (?, ?, ?, ?, ?, ?)"),
+        row_range(db, "INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) "
+                      "VALUES (?, ?, ?, ?, ?, ?)") {}
   BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, counter_values,
       processes, threads;
   SqliteStatement metadata;
   SqliteStatement sample_block;  // a block is one row of tens of kB: no batching to gain
+  SqliteStatement row_range;
 };
 
 RunWriter::RunWriter(const std::string& path) {
@@ -160,9 +165,11 @@ void RunWriter::write_new_rows(const Run& run) {
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
     s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
   });
+  write_row_ranges("spans", run.spans, written_.spans, &Span::start_ns, &Span::end_ns);
   append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
     s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
   });
+  write_row_ranges("flows", run.flows, written_.flows, &Flow::from, &Flow::from);
   append_rows(st.counter_tracks, run.counter_tracks, written_.counter_tracks,
               [](RowBinder& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
@@ -171,6 +178,26 @@ void RunWriter::write_new_rows(const Run& run) {
               [](RowBinder& s, const CounterValue& x) {
                 s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
               });
+  write_row_ranges("counter_values", run.counter_values, written_.counter_values, &CounterValue::ts_ns,
+                   &CounterValue::ts_ns);
+}
+
+// For each run of up to kRowsPerRange rows new since the last commit: the
+// least and greatest `key` (what a window selects the table's rows by) and
+// the latest `latest` (where they end, for the run's extent).
+template <typename Row, typename Key, typename Latest>
+void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key,
+                                 Latest latest) {
+  for (size_t first = from; first < rows.size(); first += kRowsPerRange) {
+    size_t count = std::min(kRowsPerRange, rows.size() - first);
+    std::span<const Row> range(rows.data() + first, count);
+    auto [low, high] = std::ranges::minmax_element(range, {}, key);
+    auto last = std::ranges::max_element(range, {}, latest);
+    statements_->row_range.bind_text(1, table).bind(2, static_cast<int64_t>(first));
+    statements_->row_range.bind(3, static_cast<int64_t>(count)).bind(4, static_cast<int64_t>(std::invoke(key, *low)));
+    statements_->row_range.bind(5, static_cast<int64_t>(std::invoke(key, *high)));
+    statements_->row_range.bind(6, static_cast<int64_t>(std::invoke(latest, *last))).run();
+  }
 }
 
 // The samples new since the last commit, in blocks of up to

@@ -86,6 +86,8 @@ void SqliteStatement::run() {
   sqlite3_reset(stmt_);
 }
 
+void SqliteStatement::reset() { sqlite3_reset(stmt_); }
+
 bool SqliteStatement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

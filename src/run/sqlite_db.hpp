@@ -29,6 +29,8 @@ class SqliteStatement {
   SqliteStatement& bind_blob(int index, std::string_view bytes);
   void run();
   bool step();
+  // Makes a statement stepped to its end (or part way) ready to be bound and run again.
+  void reset();
 
   int64_t column_int(int index) const;
   bool column_is_null(int index) const;

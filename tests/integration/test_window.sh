@@ -4,7 +4,6 @@
 # runs; bad windows are errors that name the run's range.
 source "$(dirname "$0")/lib.sh"
 require_venv_torch
-command -v sqlite3 > /dev/null || { echo "skipped: no sqlite3 (run scripts/setup)"; exit 0; }
 
 expect_status 0 "$STEPSCOPE" record -o "$WORK/run.db" -- "$venv_python" \
   "$STEPSCOPE_REPO/tests/integration/programs/metrics_training.py" --steps 60 --linger 0

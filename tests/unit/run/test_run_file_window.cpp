@@ -116,20 +116,34 @@ TEST_F(RunFileWindowTest, AnEmptyRunHasNoExtent) {
   EXPECT_TRUE(RunFileReader(file_).load(TimeRange{0, 10}).samples.empty());
 }
 
-// A block whose samples lie outside its stated time would hide them from a
-// window: the reader refuses it rather than answer with fewer samples.
-TEST_F(RunFileWindowTest, ABlockLyingAboutItsTimeIsRefused) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(file_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE sample_blocks SET start_ns = start_ns + 1 WHERE id = 2", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-  try {
-    RunFileReader(file_).load(TimeRange{0, 20'000 * kMs});
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("table sample_blocks row 2: a sample at"), std::string::npos) << e.what();
+// An index that lies (a block's samples outside its stated time, rows of a
+// range outside its keys, rows no range covers) would hide rows from a
+// window: the reader refuses the file rather than answer with fewer.
+TEST_F(RunFileWindowTest, AnIndexLyingAboutItsRowsIsRefused) {
+  struct Case {
+    const char* sql;
+    const char* expected;
+  };
+  for (const Case& c : {
+           Case{"UPDATE sample_blocks SET start_ns = start_ns + 1 WHERE id = 2",
+                "table sample_blocks row 2: a sample at"},
+           Case{"UPDATE spans SET start_ns = 30000000000 WHERE id = 5",
+                "table spans row 5: start_ns 30000000000 outside its row range's"},
+           Case{"UPDATE row_ranges SET first_id = 1 WHERE rows = 'spans'", "spans rows 1 to 601 after row -1"},
+           Case{"DELETE FROM row_ranges WHERE rows = 'flows'", "covers 0 rows of flows, which has 201"},
+       }) {
+    SCOPED_TRACE(c.sql);
+    save_run(twenty_seconds(), file_);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, c.sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    try {
+      RunFileReader(file_).load(TimeRange{0, 20'000 * kMs});
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
   }
 }
 
