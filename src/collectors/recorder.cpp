@@ -133,6 +133,7 @@ class RecordingLoop {
       if (now >= next_commit) {
         update_summary();
         writer.commit(run_);
+        writer.release_samples(run_);  // nothing reads them before the end: memory stays flat
         if (options_.on_commit) options_.on_commit(run_, summary_.stats, now, false);
         next_commit = now + kCommitInterval;
       }

@@ -29,8 +29,15 @@ class RunWriter {
 
   // Writes every row of `run` not yet written, plus the current processes,
   // threads and metadata (which may have changed), as one transaction.
-  // `run` must be the same Run, only grown, at each call.
+  // `run` must be the same Run, only grown, at each call, but for the
+  // samples release_samples takes away.
   void commit(const Run& run);
+
+  // Drops the samples the last commit wrote from `run` (a recorder's Run,
+  // whose samples no one reads before the recording ends), so that its
+  // memory stays flat however long it records; the next commits number
+  // theirs after them.
+  void release_samples(Run& run);
 
  private:
   struct Written {
@@ -57,6 +64,9 @@ class RunWriter {
   // Prepared once per file, not once per commit.
   std::unique_ptr<Statements> statements_;
   Written written_;
+  // How many samples release_samples took out of the Run: the file's
+  // sample numbers run that far ahead of the Run's indexes.
+  size_t released_samples_ = 0;
   // What the file holds of the tables rewritten in place, to write only
   // the rows that changed.
   std::vector<Process> written_processes_;

@@ -209,10 +209,18 @@ void RunWriter::write_sample_blocks(const Run& run) {
     auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Sample::ts_ns);
     std::string data = encode_sample_block(block);
     size_t id = written_.sample_blocks + (first - written_.samples) / kSamplesPerBlock;
-    statements_->sample_block.bind(1, static_cast<int64_t>(id)).bind(2, static_cast<int64_t>(first));
+    statements_->sample_block.bind(1, static_cast<int64_t>(id));
+    statements_->sample_block.bind(2, static_cast<int64_t>(released_samples_ + first));
     statements_->sample_block.bind(3, static_cast<int64_t>(count)).bind(4, earliest->ts_ns).bind(5, latest->ts_ns);
     statements_->sample_block.bind_blob(6, data).run();
   }
+}
+
+void RunWriter::release_samples(Run& run) {
+  // Only what the file holds; the vector's capacity stays, for the next second's samples.
+  run.samples.erase(run.samples.begin(), run.samples.begin() + static_cast<std::ptrdiff_t>(written_.samples));
+  released_samples_ += written_.samples;
+  written_.samples = 0;
 }
 
 size_t RunWriter::sample_blocks_of(const Run& run) const {

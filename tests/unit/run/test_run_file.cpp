@@ -121,6 +121,31 @@ TEST_F(RunFileTest, IncrementalCommitsAppendAndUpdate) {
   EXPECT_EQ(loaded.strings.get(loaded.threads[0].name), "renamed");
 }
 
+// A recorder drops the samples each commit wrote: the file still holds every
+// one, numbered on, in blocks that follow each other.
+TEST_F(RunFileTest, ReleasedSamplesStayInTheFileAndLeaveMemory) {
+  stepscope::Run run;
+  StackId stack = run.stacks.intern({run.intern_frame("f", "x.py", 1)});
+  RunWriter writer(path("run.db"));
+  std::vector<int64_t> times;
+  for (int64_t commit = 0; commit < 5; ++commit) {
+    for (int64_t i = 0; i < 3000; ++i) {  // a commit of a block or two
+      times.push_back(commit * 10'000 + i);
+      run.samples.push_back({times.back(), 1, 1, stack, ThreadState::kRunning});
+    }
+    writer.commit(run);
+    run.samples.push_back({times.back() + 1, 1, 2, stack, ThreadState::kIdle});  // not yet written: kept
+    times.push_back(times.back() + 1);
+    writer.release_samples(run);
+    ASSERT_EQ(run.samples.size(), 1u);
+  }
+  writer.commit(run);
+  stepscope::Run loaded = load_run(path("run.db"));
+  ASSERT_EQ(loaded.samples.size(), times.size());
+  for (size_t i = 0; i < times.size(); ++i) ASSERT_EQ(loaded.samples[i].ts_ns, times[i]) << i;
+  EXPECT_EQ(loaded.samples[3000].tid, 2);
+}
+
 // A commit rewrites only the rows of the mutable tables that changed: rows
 // changed here and there, in runs longer than a statement's 64, rows added
 // after them and a metadata value changed among unchanged ones all reach the
