@@ -1,5 +1,6 @@
 #include "analyses/live_counters.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -27,8 +28,9 @@ std::optional<int> gpu_index(std::string_view name, std::string_view quantity) {
 }  // namespace
 
 void LiveCounters::update(const Run& run) {
-  for (; next_value_ < run.counter_values.size(); ++next_value_) {
-    const CounterValue& v = run.counter_values[next_value_];
+  next_value_ = std::max(next_value_, run.counter_values_dropped);
+  for (; next_value_ < run.counter_values_dropped + run.counter_values.size(); ++next_value_) {
+    const CounterValue& v = run.counter_values[next_value_ - run.counter_values_dropped];
     const CounterTrack& track = run.counter_tracks.at(v.track);
     std::string_view name = run.strings.get(track.name);
     if (name == "process.rss_bytes") {

@@ -25,7 +25,7 @@ class LiveCounters {
   const LiveGauges& gauges() const { return gauges_; }
 
  private:
-  size_t next_value_ = 0;
+  size_t next_value_ = 0;  // the run's number of the next value to read (Run::counter_values_dropped)
   LiveGauges gauges_;
 };
 

@@ -25,7 +25,10 @@ constexpr std::array<std::string_view, 4> kStepCounters = {"step_samples", "step
 
 void LiveSteps::update(const Run& run) {
   // Counters first: a step's counters arrive with its span, and the step looks them up.
-  for (; next_counter_ < run.counter_values.size(); ++next_counter_) take_counter(run, run.counter_values[next_counter_]);
+  next_counter_ = std::max(next_counter_, run.counter_values_dropped);
+  for (; next_counter_ < run.counter_values_dropped + run.counter_values.size(); ++next_counter_) {
+    take_counter(run, run.counter_values[next_counter_ - run.counter_values_dropped]);
+  }
   for (; next_span_ < run.spans.size(); ++next_span_) {
     const Span& span = run.spans[next_span_];
     if (span.end_ns < span.start_ns) continue;

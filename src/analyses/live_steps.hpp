@@ -48,7 +48,7 @@ class LiveSteps {
   void take_step(const Span& step);
 
   size_t next_span_ = 0;
-  size_t next_counter_ = 0;
+  size_t next_counter_ = 0;  // the run's number of the next counter value (Run::counter_values_dropped)
   // Phase spans of each thread not yet inside a processed step, by StepPhase.
   std::map<ThreadKey, std::array<Intervals, kStepPhaseCount>> pending_phases_;
   // The hooks' per-step counters, by name, keyed by (pid, the step's end).

@@ -133,8 +133,8 @@ class RecordingLoop {
       if (now >= next_commit) {
         update_summary();
         writer.commit(run_);
-        writer.release_samples(run_);  // nothing reads them before the end: memory stays flat
         if (options_.on_commit) options_.on_commit(run_, summary_.stats, now, false);
+        writer.release_written(run_);  // memory stays flat: live readers have taken what they need
         next_commit = now + kCommitInterval;
       }
       advance(rounds, monotonic_ns());

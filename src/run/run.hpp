@@ -138,6 +138,12 @@ struct Run {
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterValue> counter_values;
   std::map<std::string, std::string> metadata;
+  // How many of its first samples and counter values a recorder has dropped
+  // from memory once its file held them (RunWriter::release_written), so that
+  // its memory stays flat however long it records: samples[0] is the run's
+  // sample number samples_dropped. 0 in a run read from a file or imported.
+  size_t samples_dropped = 0;
+  size_t counter_values_dropped = 0;
 
   // Conveniences for collectors and tests.
   FrameId intern_frame(std::string_view function, std::string_view file, int32_t line,

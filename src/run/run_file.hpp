@@ -29,15 +29,16 @@ class RunWriter {
 
   // Writes every row of `run` not yet written, plus the current processes,
   // threads and metadata (which may have changed), as one transaction.
-  // `run` must be the same Run, only grown, at each call, but for the
-  // samples release_samples takes away.
+  // `run` must be the same Run, only grown, at each call, but for what
+  // release_written takes away.
   void commit(const Run& run);
 
-  // Drops the samples the last commit wrote from `run` (a recorder's Run,
-  // whose samples no one reads before the recording ends), so that its
-  // memory stays flat however long it records; the next commits number
-  // theirs after them.
-  void release_samples(Run& run);
+  // Drops from `run` the samples and counter values the last commit wrote
+  // (a recorder's Run: nothing reads its samples before the recording ends,
+  // and its live readers its counter values as they come), counting them in
+  // Run::samples_dropped and counter_values_dropped, so that a recorder's
+  // memory stays flat however long it records.
+  void release_written(Run& run);
 
  private:
   struct Written {
@@ -53,7 +54,8 @@ class RunWriter {
   // decodes beyond its edges.
   static constexpr size_t kSamplesPerBlock = 4096;
   template <typename Row, typename Key, typename Latest>
-  void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key, Latest latest);
+  void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, size_t dropped, Key key,
+                        Latest latest);
   // A whole run written at once (an import) still reads a window in pieces.
   static constexpr size_t kRowsPerRange = 4096;
   void write_mutable_rows(const Run& run);
@@ -63,10 +65,8 @@ class RunWriter {
   std::unique_ptr<SqliteDb> db_;
   // Prepared once per file, not once per commit.
   std::unique_ptr<Statements> statements_;
+  // Counts of rows in the Run's vectors (after those dropped) the file holds.
   Written written_;
-  // How many samples release_samples took out of the Run: the file's
-  // sample numbers run that far ahead of the Run's indexes.
-  size_t released_samples_ = 0;
   // What the file holds of the tables rewritten in place, to write only
   // the rows that changed.
   std::vector<Process> written_processes_;

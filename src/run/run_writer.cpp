@@ -19,12 +19,13 @@ namespace stepscope {
 namespace {
 
 // Inserts rows [from, to) of a table (all from `from` by default); each
-// row's id is its index, so a reader can tell a gap from a complete table.
+// row's id is its index (after the `dropped` rows no longer in memory), so a
+// reader can tell a gap from a complete table.
 template <typename Row, typename BindFn>
 void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t from,
-                 BindFn bind_columns, size_t to = SIZE_MAX) {
+                 BindFn bind_columns, size_t to = SIZE_MAX, size_t dropped = 0) {
   insert.append(from, std::min(to, rows.size()), [&](RowBinder& row, size_t i) {
-    row.bind(1, static_cast<int64_t>(i));
+    row.bind(1, static_cast<int64_t>(dropped + i));
     bind_columns(row, rows[i]);
   });
 }
@@ -165,11 +166,11 @@ void RunWriter::write_new_rows(const Run& run) {
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
     s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
   });
-  write_row_ranges("spans", run.spans, written_.spans, &Span::start_ns, &Span::end_ns);
+  write_row_ranges("spans", run.spans, written_.spans, 0, &Span::start_ns, &Span::end_ns);
   append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
     s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
   });
-  write_row_ranges("flows", run.flows, written_.flows, &Flow::from, &Flow::from);
+  write_row_ranges("flows", run.flows, written_.flows, 0, &Flow::from, &Flow::from);
   append_rows(st.counter_tracks, run.counter_tracks, written_.counter_tracks,
               [](RowBinder& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
@@ -177,23 +178,24 @@ void RunWriter::write_new_rows(const Run& run) {
   append_rows(st.counter_values, run.counter_values, written_.counter_values,
               [](RowBinder& s, const CounterValue& x) {
                 s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
-              });
-  write_row_ranges("counter_values", run.counter_values, written_.counter_values, &CounterValue::ts_ns,
-                   &CounterValue::ts_ns);
+              },
+              SIZE_MAX, run.counter_values_dropped);
+  write_row_ranges("counter_values", run.counter_values, written_.counter_values, run.counter_values_dropped,
+                   &CounterValue::ts_ns, &CounterValue::ts_ns);
 }
 
 // For each run of up to kRowsPerRange rows new since the last commit: the
 // least and greatest `key` (what a window selects the table's rows by) and
 // the latest `latest` (where they end, for the run's extent).
 template <typename Row, typename Key, typename Latest>
-void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key,
-                                 Latest latest) {
+void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, size_t dropped,
+                                 Key key, Latest latest) {
   for (size_t first = from; first < rows.size(); first += kRowsPerRange) {
     size_t count = std::min(kRowsPerRange, rows.size() - first);
     std::span<const Row> range(rows.data() + first, count);
     auto [low, high] = std::ranges::minmax_element(range, {}, key);
     auto last = std::ranges::max_element(range, {}, latest);
-    statements_->row_range.bind_text(1, table).bind(2, static_cast<int64_t>(first));
+    statements_->row_range.bind_text(1, table).bind(2, static_cast<int64_t>(dropped + first));
     statements_->row_range.bind(3, static_cast<int64_t>(count)).bind(4, static_cast<int64_t>(std::invoke(key, *low)));
     statements_->row_range.bind(5, static_cast<int64_t>(std::invoke(key, *high)));
     statements_->row_range.bind(6, static_cast<int64_t>(std::invoke(latest, *last))).run();
@@ -210,17 +212,21 @@ void RunWriter::write_sample_blocks(const Run& run) {
     std::string data = encode_sample_block(block);
     size_t id = written_.sample_blocks + (first - written_.samples) / kSamplesPerBlock;
     statements_->sample_block.bind(1, static_cast<int64_t>(id));
-    statements_->sample_block.bind(2, static_cast<int64_t>(released_samples_ + first));
+    statements_->sample_block.bind(2, static_cast<int64_t>(run.samples_dropped + first));
     statements_->sample_block.bind(3, static_cast<int64_t>(count)).bind(4, earliest->ts_ns).bind(5, latest->ts_ns);
     statements_->sample_block.bind_blob(6, data).run();
   }
 }
 
-void RunWriter::release_samples(Run& run) {
-  // Only what the file holds; the vector's capacity stays, for the next second's samples.
-  run.samples.erase(run.samples.begin(), run.samples.begin() + static_cast<std::ptrdiff_t>(written_.samples));
-  released_samples_ += written_.samples;
-  written_.samples = 0;
+void RunWriter::release_written(Run& run) {
+  // Only what the file holds; the vectors' capacity stays, for the next second's rows.
+  auto drop = [](auto& rows, size_t& written, size_t& dropped) {
+    rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(written));
+    dropped += written;
+    written = 0;
+  };
+  drop(run.samples, written_.samples, run.samples_dropped);
+  drop(run.counter_values, written_.counter_values, run.counter_values_dropped);
 }
 
 size_t RunWriter::sample_blocks_of(const Run& run) const {

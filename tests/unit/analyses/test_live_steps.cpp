@@ -66,6 +66,26 @@ TEST(LiveSteps, TakesInWhatArrivesAndMatchesTheStepsAnalysis) {
   EXPECT_NEAR(p.phase_seconds[static_cast<size_t>(StepPhase::kOther)], 6 * 0.005, 1e-9);
 }
 
+// A recorder drops the counter values its file holds after each update
+// (RunWriter::release_written): the steps' counters are still all counted.
+TEST(LiveSteps, CounterValuesDroppedAfterAnUpdateAreNotMissed) {
+  stepscope::Run run;
+  HookRunBuilder builder;
+  LiveSteps live;
+  for (int i = 0; i < 6; ++i) {
+    add(run, builder, step_records(i));
+    if (i % 2 == 0) continue;
+    live.update(run);
+    run.counter_values_dropped += run.counter_values.size();
+    run.counter_values.clear();
+  }
+  const LiveProcessSteps& p = live.processes().at(42);
+  EXPECT_EQ(p.steps, 6u);
+  EXPECT_EQ(p.samples, 48);
+  EXPECT_EQ(p.tokens, 768);
+  EXPECT_EQ(p.last_host_peak_bytes, 1005);
+}
+
 // Steps without measured batches (an explicit step() with no samples) have none:
 // an unknown count is not a zero.
 TEST(LiveSteps, UnknownSamplesStayUnknown) {

@@ -121,29 +121,42 @@ TEST_F(RunFileTest, IncrementalCommitsAppendAndUpdate) {
   EXPECT_EQ(loaded.strings.get(loaded.threads[0].name), "renamed");
 }
 
-// A recorder drops the samples each commit wrote: the file still holds every
-// one, numbered on, in blocks that follow each other.
-TEST_F(RunFileTest, ReleasedSamplesStayInTheFileAndLeaveMemory) {
+// A recorder drops the samples and counter values each commit wrote: the
+// file still holds every one, numbered on, and a window finds them.
+TEST_F(RunFileTest, ReleasedRowsStayInTheFileAndLeaveMemory) {
   stepscope::Run run;
   StackId stack = run.stacks.intern({run.intern_frame("f", "x.py", 1)});
+  run.counter_tracks.push_back({run.strings.intern("rss"), 1, run.strings.intern("bytes")});
   RunWriter writer(path("run.db"));
   std::vector<int64_t> times;
   for (int64_t commit = 0; commit < 5; ++commit) {
     for (int64_t i = 0; i < 3000; ++i) {  // a commit of a block or two
       times.push_back(commit * 10'000 + i);
       run.samples.push_back({times.back(), 1, 1, stack, ThreadState::kRunning});
+      run.counter_values.push_back({0, times.back(), static_cast<double>(times.size())});
     }
     writer.commit(run);
     run.samples.push_back({times.back() + 1, 1, 2, stack, ThreadState::kIdle});  // not yet written: kept
+    run.counter_values.push_back({0, times.back() + 1, static_cast<double>(times.size() + 1)});
     times.push_back(times.back() + 1);
-    writer.release_samples(run);
+    writer.release_written(run);
     ASSERT_EQ(run.samples.size(), 1u);
+    ASSERT_EQ(run.counter_values.size(), 1u);
+    EXPECT_EQ(run.samples_dropped, times.size() - 1);
+    EXPECT_EQ(run.counter_values_dropped, times.size() - 1);
   }
   writer.commit(run);
   stepscope::Run loaded = load_run(path("run.db"));
   ASSERT_EQ(loaded.samples.size(), times.size());
-  for (size_t i = 0; i < times.size(); ++i) ASSERT_EQ(loaded.samples[i].ts_ns, times[i]) << i;
+  ASSERT_EQ(loaded.counter_values.size(), times.size());
+  for (size_t i = 0; i < times.size(); ++i) {
+    ASSERT_EQ(loaded.samples[i].ts_ns, times[i]) << i;
+    ASSERT_EQ(loaded.counter_values[i].value, static_cast<double>(i + 1)) << i;
+  }
   EXPECT_EQ(loaded.samples[3000].tid, 2);
+  stepscope::Run window = RunFileReader(path("run.db")).load(TimeRange{20'000, 30'000});
+  EXPECT_EQ(window.samples.size(), 3001u);
+  EXPECT_EQ(window.counter_values.size(), 3002u) << "and the one at its end, 30000";
 }
 
 // A commit rewrites only the rows of the mutable tables that changed: rows
