@@ -137,7 +137,8 @@ class RunFileReader::Reader {
   // The runs of `table`'s rows whose keys may lie in [low, high]. The runs
   // must cover the table, each row once, or a window could miss rows.
   std::vector<RowRange> row_ranges(const char* table, int64_t low, int64_t high) {
-    SqliteStatement select(db_, "SELECT id, first_id, count, low, high FROM row_ranges WHERE rows = ? ORDER BY first_id");
+    SqliteStatement select(db_,
+                           "SELECT id, first_id, count, low, high FROM row_ranges WHERE rows = ? ORDER BY first_id");
     select.bind_text(1, table);
     std::vector<RowRange> overlapping;
     int64_t next = 0;
@@ -320,8 +321,9 @@ class RunFileReader::Reader {
 
   void read_spans_and_flows(Run& run, const std::optional<TimeRange>& window) {
     // Version 1 had no correlation, bytes or detail columns.
-    const char* columns = schema_version_ >= 2 ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
-                                               : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
+    const char* columns = schema_version_ >= 2
+                              ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
+                              : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
     std::optional<WindowSelect> spans;
     if (window) spans = WindowSelect{"start_ns", window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span read, ascending

@@ -69,6 +69,13 @@ constexpr const char* kSynchronous = "PRAGMA synchronous=NORMAL";
 // unlink: 1.1 -> 0.5 ms of CPU per creation (bench/README.md, sixth round).
 constexpr const char* kCreationPragmas = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;";
 
+// A writer only appends: each table's and index's rightmost path of pages is
+// all it touches again, a few dozen pages. SQLite's default cache (2 MB)
+// would instead fill with pages never read again as the file grows, the last
+// of a recorder's memory that grew with the recording (bench/README.md, "Long
+// runs").
+constexpr const char* kWriterCacheSize = "PRAGMA cache_size=-512";
+
 int64_t as_int(uint32_t id) { return static_cast<int64_t>(id); }
 
 // SQLite answers a journal mode it could not switch to with the mode it kept;
@@ -121,6 +128,7 @@ RunWriter::RunWriter(const std::string& path) {
   }
   db_->exec("COMMIT");
   use_rollback_journal(*db_);
+  db_->exec(kWriterCacheSize);
   statements_ = std::make_unique<Statements>(*db_);
 }
 
