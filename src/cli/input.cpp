@@ -17,9 +17,6 @@ bool starts_with_sqlite_header(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return in.read(head, sizeof head) && std::memcmp(head, kHeader, sizeof kHeader) == 0;
 }
-}  // namespace
-
-namespace {
 
 void apply_window_of(Run& run, const std::string& path, const std::string& window) {
   try {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,9 +42,9 @@ class RunFileReader::Reader {
 
   // The whole run, or what keep_window would keep of it.
   Run read(const std::optional<TimeRange>& window) {
-    if (window && schema_version_ < 3) {
-      Run run = read(std::nullopt);
-      keep_window(run, *window);
+    if (schema_version_ < 3 && (window || whole_)) {
+      Run run = whole_ ? std::move(*std::exchange(whole_, std::nullopt)) : read(std::nullopt);
+      if (window) keep_window(run, *window);
       return run;
     }
     Run run;
@@ -58,7 +59,10 @@ class RunFileReader::Reader {
   }
 
   std::optional<TimeRange> extent() {
-    if (schema_version_ < 3) return run_extent(read(std::nullopt));
+    if (schema_version_ < 3) {  // no index: the run is read whole, once, for this and the next read
+      whole_ = read(std::nullopt);
+      return run_extent(*whole_);
+    }
     std::optional<int64_t> first, last;
     auto see = [&](const char* sql, bool is_first) {
       SqliteStatement select(db_, sql);
@@ -372,6 +376,7 @@ class RunFileReader::Reader {
 
   SqliteDb db_;
   int schema_version_ = kRunSchemaVersion;
+  std::optional<Run> whole_;  // a file without indexes, read whole by extent()
 };
 
 RunFileReader::RunFileReader(const std::string& path) : reader_(std::make_unique<Reader>(path)) {}

@@ -203,10 +203,10 @@ void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows
     std::span<const Row> range(rows.data() + first, count);
     auto [low, high] = std::ranges::minmax_element(range, {}, key);
     auto last = std::ranges::max_element(range, {}, latest);
-    statements_->row_range.bind_text(1, table).bind(2, static_cast<int64_t>(dropped + first));
-    statements_->row_range.bind(3, static_cast<int64_t>(count)).bind(4, static_cast<int64_t>(std::invoke(key, *low)));
-    statements_->row_range.bind(5, static_cast<int64_t>(std::invoke(key, *high)));
-    statements_->row_range.bind(6, static_cast<int64_t>(std::invoke(latest, *last))).run();
+    SqliteStatement& row = statements_->row_range;
+    row.bind_text(1, table).bind(2, static_cast<int64_t>(dropped + first)).bind(3, static_cast<int64_t>(count));
+    row.bind(4, static_cast<int64_t>(std::invoke(key, *low))).bind(5, static_cast<int64_t>(std::invoke(key, *high)));
+    row.bind(6, static_cast<int64_t>(std::invoke(latest, *last))).run();
   }
 }
 
