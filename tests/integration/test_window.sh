@@ -32,13 +32,22 @@ exported=$(awk '{n += $NF} END {print n + 0}' "$WORK/stdout")
 whole_samples=$("$STEPSCOPE" export "$WORK/run.db" --format collapsed --idle | awk '{n += $NF} END {print n + 0}')
 [ "$exported" -lt "$whole_samples" ] || fail "the window kept all $whole_samples samples"
 
-# The last second: only steps that started in it.
-expect_status 0 "$STEPSCOPE" report --json "$WORK/run.db" --window -1:
-"$PY" - "$WORK/whole.json" "$WORK/stdout" <<'PYEOF' || fail "the last second's steps"
+# A window counted from the end: only the steps that started in it. How long the program takes to
+# exit after its last step varies, so the window reaches back to step 51's start from the run's
+# end (which `--window 0:` notes as its end, plus 1 ns).
+end_ns=$("$STEPSCOPE" report --json "$WORK/run.db" --window 0: | "$PY" -c '
+import json, sys
+print(int(json.load(sys.stdin)["metadata"]["window_ns"].split(":")[1]) - 1)')
+back=$("$PY" -c '
+import json, sys
+start = json.load(open(sys.argv[1]))["steps"]["per_step"][50]["start_ns"]
+print(f"-{(int(sys.argv[2]) - start) / 1e9 + 0.0005:.3f}:")' "$WORK/whole.json" "$end_ns")
+expect_status 0 "$STEPSCOPE" report --json "$WORK/run.db" --window "$back"
+"$PY" - "$WORK/whole.json" "$WORK/stdout" <<'PYEOF' || fail "the steps of --window $back"
 import json, sys
 whole, last = (json.load(open(p))["steps"] for p in sys.argv[1:])
-assert 0 < last["count"] < whole["count"], last["count"]
-assert [s["start_ns"] for s in last["per_step"]] == [s["start_ns"] for s in whole["per_step"][-last["count"]:]]
+assert last["count"] == 10, last["count"]  # steps 51 to 60
+assert [s["start_ns"] for s in last["per_step"]] == [s["start_ns"] for s in whole["per_step"][50:]]
 PYEOF
 
 # compare: the same window of both runs.
