@@ -16,6 +16,7 @@ as they are. As a module: `samples(connection)` yields the rows.
 writes a copy of the run in schema 2 (a row per sample), as stepscope wrote
 runs before: the tests and bench/run_storage.py compare the two.
 """
+import itertools
 import os
 import sqlite3
 import sys
@@ -48,6 +49,11 @@ def _wrap(value):
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def _running_sums(deltas):
+    """Each value from its difference to the previous one (wrapping is modular: once, at the end, is enough)."""
+    return [_wrap(total) for total in itertools.accumulate(deltas)]
+
+
 def decode_block(data, count):
     """The block's samples as (ts_ns, pid, tid, stack, state, gil) tuples."""
     header = _varints(data, 0)
@@ -57,12 +63,7 @@ def decode_block(data, count):
     values = _varints(raw, 0)
     columns = [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(4)]
     flags = raw[len(raw) - count:]
-    ts, pid, stack, total = [], [], [], 0
-    for column, out in ((columns[0], ts), (columns[1], pid), (columns[3], stack)):
-        total = 0
-        for delta in column:
-            total = _wrap(total + delta)
-            out.append(total)
+    ts, pid, stack = (_running_sums(columns[c]) for c in (0, 1, 3))
     tid = [_wrap(p + d) for p, d in zip(pid, columns[2])]
     return [(ts[i], pid[i], tid[i], stack[i], flags[i] & ~GIL_BIT, int(bool(flags[i] & GIL_BIT)))
             for i in range(count)]

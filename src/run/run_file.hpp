@@ -43,13 +43,11 @@ class RunWriter {
  private:
   struct Written {
     size_t strings = 0, frames = 0, stacks = 0, samples = 0, spans = 0, flows = 0,
-           counter_tracks = 0, counter_values = 0, sample_blocks = 0;
+           counter_tracks = 0, counter_values = 0;
   };
   struct Statements;
   void write_new_rows(const Run& run);
   void write_sample_blocks(const Run& run);
-  // How many sample blocks the file holds once `run`'s new samples are written.
-  size_t sample_blocks_of(const Run& run) const;
   // Bounds a block's deflated columns to a few tens of kB, and what a window
   // decodes beyond its edges.
   static constexpr size_t kSamplesPerBlock = 4096;

@@ -3,7 +3,6 @@
 // download), so every id is checked before the Run is handed to analyses
 // that index with it.
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -23,9 +22,11 @@ namespace {
 // bound keeps a bad count from asking for gigabytes.
 constexpr int64_t kMostSamplesInABlock = int64_t{1} << 20;
 
-// Which rows of a table a window selects: those whose `key` column lies in [low, high].
+// Which rows of a table a window selects: those whose `key`, the query's
+// column `column`, lies in [low, high].
 struct WindowSelect {
   const char* key;
+  int column;
   int64_t low, high;
 };
 
@@ -63,23 +64,19 @@ class RunFileReader::Reader {
       whole_ = read(std::nullopt);
       return run_extent(*whole_);
     }
-    std::optional<int64_t> first, last;
-    auto see = [&](const char* sql, bool is_first) {
-      SqliteStatement select(db_, sql);
-      if (!select.step() || select.column_is_null(0)) return;
-      std::optional<int64_t>& end = is_first ? first : last;
-      int64_t value = select.column_int(0);
-      end = !end ? value : is_first ? std::min(*end, value) : std::max(*end, value);
-    };
-    see("SELECT min(start_ns) FROM sample_blocks", true);
-    see("SELECT max(end_ns) FROM sample_blocks", false);
-    see("SELECT min(low) FROM row_ranges WHERE rows IN ('spans', 'counter_values')", true);
-    see("SELECT max(latest_ns) FROM row_ranges WHERE rows IN ('spans', 'counter_values')", false);
-    if (!first || !last || *first > *last) return std::nullopt;
+    // An entry per block and a row per commit: small scans.
+    SqliteStatement ends(db_,
+                         "SELECT min(first), max(last) FROM ("
+                         " SELECT min(start_ns) AS first, max(end_ns) AS last FROM sample_blocks UNION ALL"
+                         " SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows IN ('spans', 'counter_values'))");
+    if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
+    TimeRange extent{ends.column_int(0), ends.column_int(1)};
     Run metadata_only;
     read_metadata(metadata_only);
-    if (auto start = metadata_only.metadata_int("start_clock_ns"); start && *start < *first) first = *start;
-    return TimeRange{*first, *last};
+    if (auto start = metadata_only.metadata_int("start_clock_ns"); start && *start < extent.from_ns) {
+      extent.from_ns = *start;
+    }
+    return extent;
   }
 
  private:
@@ -120,15 +117,13 @@ class RunFileReader::Reader {
       std::string sql = fmt::format("SELECT {} FROM {} ORDER BY id", columns, table);
       return for_each_row(table, sql.c_str(), first_id, on_row);
     }
-    std::string sql = fmt::format("SELECT {}, {} FROM {} WHERE id BETWEEN ?1 AND ?2 ORDER BY id", columns,
-                                  window->key, table);
+    std::string sql = fmt::format("SELECT {} FROM {} WHERE id BETWEEN ?1 AND ?2 ORDER BY id", columns, table);
     SqliteStatement select(db_, sql.c_str());
-    const int key_column = static_cast<int>(std::count(columns, columns + std::strlen(columns), ',')) + 1;
     for (const RowRange& range : row_ranges(table, window->low, window->high)) {
       select.reset();
       select.bind(1, range.first).bind(2, range.last);
       while (select.step()) {
-        int64_t id = select.column_int(0), key = select.column_int(key_column);
+        int64_t id = select.column_int(0), key = select.column_int(window->column);
         if (key < range.low || key > range.high) {
           bad_row(table, id, fmt::format("{} {} outside its row range's {} to {}", window->key, key, range.low,
                                          range.high));
@@ -329,7 +324,7 @@ class RunFileReader::Reader {
                               ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
                               : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
     std::optional<WindowSelect> spans;
-    if (window) spans = WindowSelect{"start_ns", window->from_ns, window->to_ns - 1};
+    if (window) spans = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
     for_each_row("spans", columns, spans, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
@@ -348,7 +343,7 @@ class RunFileReader::Reader {
     };
     if (window && span_ids.empty()) return;
     std::optional<WindowSelect> flows;
-    if (window) flows = WindowSelect{"from_span", span_ids.front(), span_ids.back()};
+    if (window) flows = WindowSelect{"from_span", 1, span_ids.front(), span_ids.back()};
     for_each_row("flows", "id, from_span, to_span, kind", flows, 0, [&](SqliteStatement& s, int64_t id) {
       auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
       if (from && to) run.flows.push_back({*from, *to, string_ref(run, "flows", id, s.column_int(3))});
@@ -364,7 +359,7 @@ class RunFileReader::Reader {
                  });
     // A window keeps the values at its end too (run_window.hpp).
     std::optional<WindowSelect> values;
-    if (window) values = WindowSelect{"ts_ns", window->from_ns, window->to_ns};
+    if (window) values = WindowSelect{"ts_ns", 2, window->from_ns, window->to_ns};
     for_each_row("counter_values", "id, track, ts_ns, value", values, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t track = s.column_int(1);
       if (track < 0 || static_cast<size_t>(track) >= run.counter_tracks.size()) {

@@ -102,8 +102,9 @@ struct RunWriter::Statements {
         processes(db, "INSERT OR REPLACE", "processes", 7),
         threads(db, "INSERT OR REPLACE", "threads", 4),
         metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)"),
+        // Blocks are numbered on from the file's last, as the other tables' rows.
         sample_block(db, "INSERT INTO sample_blocks(id, first_sample, count, start_ns, end_ns, data) "
-                         "VALUES (?, ?, ?, ?, ?, ?)"),
+                         "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM sample_blocks), ?, ?, ?, ?, ?)"),
         row_range(db, "INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) "
                       "VALUES (?, ?, ?, ?, ?, ?)") {}
   BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, counter_values,
@@ -151,7 +152,7 @@ void RunWriter::commit(const Run& run) {
   }
   written_ = {run.strings.size(),        run.frames.size(),  run.stacks.size(),
               run.samples.size(),        run.spans.size(),   run.flows.size(),
-              run.counter_tracks.size(), run.counter_values.size(), sample_blocks_of(run)};
+              run.counter_tracks.size(), run.counter_values.size()};
 }
 
 void RunWriter::write_new_rows(const Run& run) {
@@ -217,12 +218,9 @@ void RunWriter::write_sample_blocks(const Run& run) {
     size_t count = std::min(kSamplesPerBlock, run.samples.size() - first);
     std::span<const Sample> block(run.samples.data() + first, count);
     auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Sample::ts_ns);
-    std::string data = encode_sample_block(block);
-    size_t id = written_.sample_blocks + (first - written_.samples) / kSamplesPerBlock;
-    statements_->sample_block.bind(1, static_cast<int64_t>(id));
-    statements_->sample_block.bind(2, static_cast<int64_t>(run.samples_dropped + first));
-    statements_->sample_block.bind(3, static_cast<int64_t>(count)).bind(4, earliest->ts_ns).bind(5, latest->ts_ns);
-    statements_->sample_block.bind_blob(6, data).run();
+    SqliteStatement& row = statements_->sample_block;
+    row.bind(1, static_cast<int64_t>(run.samples_dropped + first)).bind(2, static_cast<int64_t>(count));
+    row.bind(3, earliest->ts_ns).bind(4, latest->ts_ns).bind_blob(5, encode_sample_block(block)).run();
   }
 }
 
@@ -235,11 +233,6 @@ void RunWriter::release_written(Run& run) {
   };
   drop(run.samples, written_.samples, run.samples_dropped);
   drop(run.counter_values, written_.counter_values, run.counter_values_dropped);
-}
-
-size_t RunWriter::sample_blocks_of(const Run& run) const {
-  size_t new_samples = run.samples.size() - written_.samples;
-  return written_.sample_blocks + (new_samples + kSamplesPerBlock - 1) / kSamplesPerBlock;
 }
 
 // Processes end, threads get renamed and metadata grows during a recording:

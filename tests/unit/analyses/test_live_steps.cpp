@@ -32,14 +32,22 @@ void add(Run& run, HookRunBuilder& builder, const std::string& records) {
   builder.add(run, *datagram);
 }
 
-TEST(LiveSteps, TakesInWhatArrivesAndMatchesTheStepsAnalysis) {
-  stepscope::Run run;
+// Six steps, taken in two per update as commits would; `after_update` runs after each.
+template <typename AfterUpdate>
+void take_six_steps(Run& run, LiveSteps& live, AfterUpdate after_update) {
   HookRunBuilder builder;
-  LiveSteps live;
   for (int i = 0; i < 6; ++i) {
     add(run, builder, step_records(i));
-    if (i % 2 == 1) live.update(run);  // two steps per update, as commits would
+    if (i % 2 == 0) continue;
+    live.update(run);
+    after_update();
   }
+}
+
+TEST(LiveSteps, TakesInWhatArrivesAndMatchesTheStepsAnalysis) {
+  stepscope::Run run;
+  LiveSteps live;
+  take_six_steps(run, live, [] {});
   live.update(run);  // nothing new: nothing counted twice
   ASSERT_EQ(live.processes().size(), 1u);
   const LiveProcessSteps& p = live.processes().at(42);
@@ -70,15 +78,11 @@ TEST(LiveSteps, TakesInWhatArrivesAndMatchesTheStepsAnalysis) {
 // (RunWriter::release_written): the steps' counters are still all counted.
 TEST(LiveSteps, CounterValuesDroppedAfterAnUpdateAreNotMissed) {
   stepscope::Run run;
-  HookRunBuilder builder;
   LiveSteps live;
-  for (int i = 0; i < 6; ++i) {
-    add(run, builder, step_records(i));
-    if (i % 2 == 0) continue;
-    live.update(run);
+  take_six_steps(run, live, [&] {
     run.counter_values_dropped += run.counter_values.size();
     run.counter_values.clear();
-  }
+  });
   const LiveProcessSteps& p = live.processes().at(42);
   EXPECT_EQ(p.steps, 6u);
   EXPECT_EQ(p.samples, 48);
