@@ -2,7 +2,8 @@
 # on a trace that shows its mechanism, with the share computed again here from
 # the report's own "gpu" section, and stays quiet on traces that do not.
 source "$(dirname "$0")/lib.sh"
-kineto="$STEPSCOPE_SHARED/testdata/kineto"
+need_kineto
+kineto=$KINETO
 
 # check NAME TRACE PYTHON: reports TRACE as JSON and runs PYTHON with `d` =
 # its diagnosis list, `ids` = their ids, `by` = id -> finding, `g` = the

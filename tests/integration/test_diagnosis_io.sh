@@ -13,10 +13,9 @@ venv_python="$STEPSCOPE_REPO/.venv/bin/python"
 loader="$STEPSCOPE_REPO/tests/integration/programs/disk_loader.py"
 export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
 
-skip() { echo "skipped: $*"; echo "1 passed, 0 failed"; exit 0; }
-"$venv_python" -c 'import torch' 2>/dev/null || skip "no torch in $venv_python (run scripts/setup)"
+"$venv_python" -c 'import torch' 2>/dev/null || skip_test "no torch in $venv_python (run scripts/setup)"
 case $(stat -f -c %T "$WORK") in
-  tmpfs|ramfs) skip "$WORK is in memory ($(stat -f -c %T "$WORK")): no disk to wait on" ;;
+  tmpfs|ramfs) skip_test "$WORK is in memory ($(stat -f -c %T "$WORK")): no disk to wait on" ;;
 esac
 
 data="$WORK/items.bin"
@@ -25,9 +24,9 @@ sync "$data"
 # The whole disk under the file (a throttle on a partition does not apply).
 dev=$(stat -c '%Hd:%Ld' "$data")
 [ -e "/sys/dev/block/$dev/partition" ] && dev=$(cat "/sys/dev/block/$dev/../dev")
-make_cgroup blkio cgroup || skip "cannot make a child blkio cgroup (needs root and a writable cgroup v1 blkio hierarchy)"
+make_cgroup blkio cgroup || skip_test "cannot make a child blkio cgroup (needs root and a writable cgroup v1 blkio hierarchy)"
 echo "$dev $((8 << 20))" > "$cgroup/blkio.throttle.read_bps_device" 2>/dev/null \
-  || skip "cannot throttle reads of block device $dev in $cgroup"
+  || skip_test "cannot throttle reads of block device $dev in $cgroup"
 
 # record NAME ARGS...: records the loader in the throttled cgroup, reports it.
 record() {

@@ -3,8 +3,8 @@
 # firing side, traces and recorded runs), each against numbers counted from
 # the raw input (check_copy_memory_rules.py says how).
 source "$(dirname "$0")/lib.sh"
-kineto="$STEPSCOPE_SHARED/testdata/kineto"
-[ -d "$kineto" ] || fail "no testdata at $kineto"
+need_kineto
+kineto=$KINETO
 "$PY" "$(dirname "$0")/check_copy_memory_rules.py" "$STEPSCOPE" "$kineto" "$STEPSCOPE_REPO/tests/data/gpu" "$WORK" \
   || fail "copy and memory rules on the real inputs"
 echo "1 passed, 0 failed"

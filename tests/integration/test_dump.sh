@@ -30,7 +30,7 @@ for minor in 8 9 10 11 12 13; do
   if [ -n "$found" ]; then pythons+=("$found/bin/python3"); else echo "skipped: no CPython 3.$minor in pyenv"; fi
 done
 [ -x /usr/bin/python3 ] && pythons+=(/usr/bin/python3)
-[ "${#pythons[@]}" -gt 0 ] || { echo "skipped: no Python interpreter found"; exit 0; }
+[ "${#pythons[@]}" -gt 0 ] || skip_test "no Python interpreter found"
 
 passed=0
 for python in "${pythons[@]}"; do

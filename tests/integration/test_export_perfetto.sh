@@ -3,7 +3,8 @@
 # own importer.
 source "$(dirname "$0")/lib.sh"
 
-kineto="$STEPSCOPE_SHARED/testdata/kineto"
+need_kineto
+kineto=$KINETO
 # A CUDA trace with flows, and a ROCm one whose operators carry input shapes.
 for trace in $(ls "$kineto"/critical_path/alexnet/*.json.gz | head -n 1) "$kineto/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"; do
 expect_status 0 "$STEPSCOPE" export "$trace" --format perfetto -o "$WORK/trace.perfetto.json"

@@ -2,8 +2,8 @@
 # output independently (check_exports.py).
 source "$(dirname "$0")/lib.sh"
 
-trace=$(ls "$STEPSCOPE_SHARED"/testdata/kineto/ns_resolution_trace/*.json.gz | head -n 1)
-[ -f "$trace" ] || fail "test trace not found under $STEPSCOPE_SHARED"
+need_kineto
+trace=$(ls "$KINETO"/ns_resolution_trace/*.json.gz | head -n 1)
 
 expect_status 0 "$STEPSCOPE" import "$trace" -o "$WORK/run.db"
 for format in collapsed speedscope svg; do

@@ -4,7 +4,8 @@
 # the raw JSON in check_gpu_hta.py.
 source "$(dirname "$0")/lib.sh"
 check="$STEPSCOPE_REPO/tests/integration/check_gpu_hta.py"
-kineto="$STEPSCOPE_SHARED/testdata/kineto"
+need_kineto
+kineto=$KINETO
 "$PY" -c 'import hta' 2>/dev/null || fail "HolisticTraceAnalysis is not installed in $PY (scripts/setup)"
 
 passed=0

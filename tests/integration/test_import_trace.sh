@@ -43,7 +43,7 @@ check_import() {  # check_import TRACE: import matches Python's count of "X" eve
 }
 
 # A real Kineto trace (gzip) from the shared test data.
-check_import "$STEPSCOPE_SHARED/testdata/kineto/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+have_kineto && check_import "$KINETO/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 
 # Traces exported here by torch 2.x (Kineto) and Debian's torch 1.13 (legacy).
 if "$PY" -c "import torch" 2>/dev/null; then

@@ -5,7 +5,7 @@
 # already in use is a clear error before anything runs.
 source "$(dirname "$0")/lib.sh"
 for tool in prometheus promtool; do
-  command -v "$tool" > /dev/null || { echo "skipped: no $tool (run scripts/setup)"; exit 0; }
+  command -v "$tool" > /dev/null || skip_test "no $tool (run scripts/setup)"
 done
 require_venv_torch
 

@@ -4,7 +4,8 @@
 # takes the innermost cpu op around that call; both must give each op the
 # same self device time.
 source "$(dirname "$0")/lib.sh"
-kineto="$STEPSCOPE_SHARED/testdata/kineto"
+need_kineto
+kineto=$KINETO
 passed=0
 for trace in ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz \
              nccl_parser_config/nccl_data.json.gz \

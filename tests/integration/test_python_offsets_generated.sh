@@ -5,8 +5,7 @@ source "$(dirname "$0")/lib.sh"
 
 PYENV_ROOT=${PYENV_ROOT:-$HOME/.pyenv}
 if [ ! -d "$PYENV_ROOT/versions" ]; then
-  echo "skipped: no pyenv at $PYENV_ROOT, so no CPython headers to regenerate from"
-  exit 0
+  skip_test "no pyenv at $PYENV_ROOT, so no CPython headers to regenerate from"
 fi
 
 committed="$STEPSCOPE_REPO/src/collectors/python/offsets_generated.hpp"

@@ -1,6 +1,9 @@
 // Where the unit tests find the real torch.profiler traces of
-// ../shared/testdata/kineto (STEPSCOPE_SHARED overrides the folder).
+// ../shared/testdata/kineto (STEPSCOPE_SHARED overrides the folder). They stay
+// there (shared/README.md): a clone alone skips the tests that read them.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -41,3 +44,13 @@ inline std::vector<std::string> every_kineto_trace() {
 }
 
 }  // namespace stepscope::test
+
+// Ends the test when `missing`: skipped, naming the folder, or failed where
+// STEPSCOPE_REQUIRE_SHARED is set (.ci/run), so CI never skips them quietly.
+#define SKIP_WITHOUT_KINETO_TRACES(missing)                                                        \
+  if (missing) {                                                                                   \
+    if (std::getenv("STEPSCOPE_REQUIRE_SHARED")) FAIL() << "no Kineto test traces at "             \
+                                                        << ::stepscope::test::kineto_dir();       \
+    GTEST_SKIP() << "no Kineto test traces at " << ::stepscope::test::kineto_dir()                 \
+                 << " (put shared/ beside the checkout or set STEPSCOPE_SHARED)";                  \
+  }

@@ -87,7 +87,7 @@ TEST(SideBySide, ReportIsTheSameOnOneThreadAndOnMany) {
   std::vector<std::string> ranks;
   for (const char* folder : {"ns_resolution_trace", "amd_trace", "nccl_parser_config", "cpu_only"}) {
     std::filesystem::path path = test::kineto_trace(folder);
-    if (path.empty()) GTEST_SKIP() << "testdata not found (set STEPSCOPE_SHARED)";
+    SKIP_WITHOUT_KINETO_TRACES(path.empty());
     ranks.push_back(path.string());
   }
   stepscope::Run first = import_chrome_trace(ranks.front());

@@ -504,7 +504,7 @@ size_t count_occurrences(std::string_view text, std::string_view needle) {
 
 TEST(ChromeTraceRealFiles, NanosecondResolutionCudaTrace) {
   std::filesystem::path path = test::kineto_trace("ns_resolution_trace");
-  if (path.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(path.empty());
   stepscope::Run run = import_chrome_trace(path.string());
   // Cross-check against a count that does not parse JSON at all.
   size_t complete_events = count_occurrences(read_file_bytes(path.string()), "\"ph\": \"X\"");
@@ -539,7 +539,7 @@ TEST(ChromeTraceRealFiles, NanosecondResolutionCudaTrace) {
 
 TEST(ChromeTraceRealFiles, MtiaDeviceEventsAreKernels) {
   std::filesystem::path path = test::kineto_trace("mtia_trace_single_rank");
-  if (path.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(path.empty());
   stepscope::Run run = import_chrome_trace(path.string());
   size_t device_spans = 0;
   for (const Span& span : run.spans) {
@@ -556,7 +556,7 @@ TEST(ChromeTraceRealFiles, MtiaDeviceEventsAreKernels) {
 
 TEST(ChromeTraceRealFiles, RocmTraceHasHipRuntimeCallsAndKernels) {
   std::filesystem::path path = test::kineto_trace("amd_trace");
-  if (path.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(path.empty());
   stepscope::Run run = import_chrome_trace(path.string());
   size_t hip_calls = 0;
   for (const Span& span : run.spans) {
@@ -569,7 +569,7 @@ TEST(ChromeTraceRealFiles, RocmTraceHasHipRuntimeCallsAndKernels) {
 
 TEST(ChromeTraceRealFiles, EveryTestTraceImports) {
   const std::vector<std::string> traces = test::every_kineto_trace();
-  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(traces.empty());
   size_t imported = 0;
   for (const std::string& name : traces) {
     stepscope::Run run = import_chrome_trace(name);

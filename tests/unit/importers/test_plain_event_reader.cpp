@@ -315,7 +315,7 @@ TEST(PlainEventReader, ImportsOddEventsAsSimdjsonDoes) {
 // The promise of the fast path: every real trace imports identically.
 TEST(PlainEventReader, EveryTestTraceImportsAsWithSimdjsonAlone) {
   const std::vector<std::string> traces = test::every_kineto_trace();
-  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(traces.empty());
   size_t compared = 0;
   for (const std::string& name : traces) {
     ChromeTraceOptions simdjson_only;

@@ -131,7 +131,7 @@ TEST(TraceEventPipeline, HandsOutThePiecesInOrderAtEveryBufferSize) {
 
 TEST(ChromeTraceTwoThreads, EveryTestTraceImportsAsOnOneThread) {
   const std::vector<std::string> traces = test::every_kineto_trace();
-  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(traces.empty());
   size_t compared = 0;
   for (const std::string& name : traces) {
     stepscope::Run one = import_chrome_trace(name, options(ImportThreads::kOne));
@@ -179,7 +179,7 @@ void expect_mapped_file_as_memory(const std::string& json, const std::string& wh
 
 TEST(ChromeTraceMappedFile, EveryTestTraceImportsAsFromMemory) {
   const std::vector<std::string> traces = test::every_kineto_trace();
-  if (traces.empty()) GTEST_SKIP() << "shared test data not found";
+  SKIP_WITHOUT_KINETO_TRACES(traces.empty());
   for (const std::string& name : traces) expect_mapped_file_as_memory(read_file_bytes(name), name);
 }
 
