@@ -7,13 +7,17 @@
 namespace stepscope {
 
 std::optional<std::string> process_fact(const Run& run, int64_t pid, std::string_view key) {
-  auto it = run.metadata.find(fmt::format("hooks.{}.{}", pid, key));
-  if (it == run.metadata.end()) return std::nullopt;
-  return it->second;
+  for (const char* source : {"hooks", "process"}) {
+    auto it = run.metadata.find(fmt::format("{}.{}.{}", source, pid, key));
+    if (it != run.metadata.end()) return it->second;
+  }
+  return std::nullopt;
 }
 
-std::optional<int64_t> process_rank(const Run& run, int64_t pid) {
-  auto text = process_fact(run, pid, "rank");
+std::optional<int64_t> process_rank(const Run& run, int64_t pid) { return process_number(run, pid, "rank"); }
+
+std::optional<int64_t> process_number(const Run& run, int64_t pid, std::string_view key) {
+  auto text = process_fact(run, pid, key);
   if (!text || text->empty() || text->size() > 9) return std::nullopt;
   for (char c : *text) {
     if (c < '0' || c > '9') return std::nullopt;

@@ -91,7 +91,9 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.step_functions = step_functions(run, report.steps, options);
   });
   work.run(threads);
-  report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
+  report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), source, report.diagnosis});
+  add_job_ranks(report.job, job_ranks_of(run, report.steps, source));
+  diagnose_stragglers(report.diagnosis, report.job, report.rank_diagnoses);
   return report;
 }
 
@@ -119,10 +121,11 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     work.wait_for(launches_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu),
+    out.diagnosis = {rank_label(out.gpu), source,
                      diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads})};
   });
   work.run(threads);
+  out.ranks = job_ranks_of(run, steps, source);
   return out;
 }
 
@@ -131,6 +134,8 @@ void add_rank(Report& report, RankAnalyses rank) {
   report.rank_comparison = compare_ranks(report.gpu.ranks);
   report.rank_diagnoses.push_back(std::move(rank.diagnosis));
   report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
+  add_job_ranks(report.job, std::move(rank.ranks));
+  diagnose_stragglers(report.diagnosis, report.job, report.rank_diagnoses);
 }
 
 void add_rank(Report& report, const Run& run, const std::string& source) {

@@ -39,6 +39,7 @@ struct Report {
   FunctionCosts functions;
   std::optional<StepFunctions> step_functions;  // a sampled run with steady steps
   StepsAnalysis steps;
+  JobRanks job;  // the processes with steps of every run or trace, side by side
   OpsAnalysis ops;
   GpuAnalysis gpu;  // one rank per trace; the first is `run`
   std::optional<RankComparison> rank_comparison;  // with several ranks
@@ -56,11 +57,12 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
 struct RankAnalyses {
   GpuRank gpu;
   RankDiagnosis diagnosis;
+  std::vector<JobRank> ranks;  // its processes with steps
 };
 RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t threads = analysis_threads());
 
 // Adds another rank's analyses, compares the ranks, and merges the ranks'
-// findings into the report's diagnosis.
+// findings into the report's diagnosis, with the ranks the others wait for.
 void add_rank(Report& report, RankAnalyses rank);
 void add_rank(Report& report, const Run& run, const std::string& source);
 

@@ -63,7 +63,10 @@ Command add_record_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "record", "Record the Python stacks of a command (or a running process) and its whole "
                 "process tree");
-  cmd->add_option("-o,--output", options->output, "run file to write (RUN.db)")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "run file to write (RUN.db); {host}, {node_rank} and {job} take this node's values, so one "
+                  "command line serves every node of a job")
+      ->required();
   cmd->add_option("-r,--rate", options->rate_hz, "samples per second")->capture_default_str();
   cmd->add_option("-d,--duration", options->duration_s,
                   "stop after this many seconds (default: when the command exits)");
@@ -99,11 +102,14 @@ Command add_record_command(CLI::App& app) {
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
       "  stepscope record -o run.db --metrics 9101 -- torchrun --nproc-per-node 8 train.py\n"
+      "  stepscope record -o 'runs/{job}-node{node_rank}.db' -- torchrun --nnodes 2 --node-rank $NODE_RANK ...\n"
       "In launch mode stepscope exits with the command's exit status.");
   return [options, gpu, history, metrics, use_mlflow, mlflow, cmd] {
     const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
     options->gpu = modes.at(*gpu);
-    if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job) metrics->job = job;
+    options->job = job_identity(options->command, this_process_environment(), this_host());
+    options->output = expand_output_path(options->output, options->job);
+    metrics->job = options->job.job;
     std::unique_ptr<MlflowUpload> upload;
     if (*use_mlflow) upload = std::make_unique<MlflowUpload>(*mlflow);
     std::unique_ptr<MetricsPublisher> publisher = start_metrics(*metrics, *options);

@@ -49,8 +49,7 @@ void describe_run(Run& run, const RecordOptions& options) {
   // The run's clock at that moment: with it, any time of the run is a Unix time.
   run.metadata["start_clock_ns"] = std::to_string(monotonic_ns());
   if (options.idle) run.metadata["profile_idle"] = "1";
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) == 0) run.metadata["host"] = host;
+  describe_job(run, options.job);
   if (!options.command.empty()) {
     std::string joined;
     for (const std::string& arg : options.command) joined += (joined.empty() ? "" : " ") + arg;

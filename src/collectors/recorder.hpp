@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/job_identity.hpp"
 #include "collectors/sampler.hpp"
 
 namespace stepscope {
@@ -25,6 +26,7 @@ struct RecordOptions {
   GpuMode gpu = GpuMode::kAuto;
   pid_t attach_pid = 0;   // attach mode when > 0
   std::vector<std::string> command;  // launch mode otherwise
+  JobIdentity job;  // the host, node and job the run says it is
   // Called on the recording thread after each commit of the run file (every
   // second) and once more at the end (`last`): what publishes live metrics.
   // It must be quick, and must not throw.

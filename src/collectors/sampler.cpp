@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "collectors/process/child_process.hpp"
+#include "collectors/process/environment.hpp"
 #include "collectors/process/proc_threads.hpp"
 #include "collectors/process/thread_looks.hpp"
 #include "util/error.hpp"
@@ -178,6 +179,7 @@ void Sampler::follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns
     if (auto cmd = read_command_line(tracked.pid)) {
       run_.processes[tracked.run_index].command = run_.strings.intern(*cmd);
     }
+    keep_launch_facts(tracked.pid);
     tracked.frames.clear();
     tracked.last_stacks.clear();
     tracked.attach_backoff_ns = 0;
@@ -209,6 +211,7 @@ void Sampler::track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended
   Process& process = run_.add_process(pid, *cmd, stat->parent_pid);
   process.start_ns = now_ns;
   ++stats_.processes_seen;
+  keep_launch_facts(pid);
   attach_python(*tracked, now_ns);
   processes_[pid] = std::move(tracked);
 }
@@ -229,6 +232,27 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
   }
   ++stats_.python_processes;
   run_.metadata[fmt::format("python_version.{}", tracked.pid)] = tracked.python->version();
+}
+
+// Which rank of a job the process is, as its launcher (torchrun, a SLURM
+// task) set in its environment: metadata process.PID.rank, local_rank and
+// world_size. Read at its start and again at each exec (a forked child
+// starts with its parent's environment and gets its own at the exec).
+void Sampler::keep_launch_facts(pid_t pid) {
+  const std::vector<std::pair<std::string_view, std::string_view>> facts = {
+      {"RANK", "rank"}, {"LOCAL_RANK", "local_rank"}, {"WORLD_SIZE", "world_size"}};
+  std::vector<std::string_view> names;
+  for (const auto& [name, key] : facts) names.push_back(name);
+  std::map<std::string, std::string> values = process_environment_values(pid, names);
+  for (const auto& [name, key] : facts) {
+    std::string metadata_key = fmt::format("process.{}.{}", pid, key);
+    auto found = values.find(std::string(name));
+    if (found != values.end()) {
+      run_.metadata[metadata_key] = found->second;
+    } else {
+      run_.metadata.erase(metadata_key);  // set before an exec that dropped it
+    }
+  }
 }
 
 // A zombie's stat holds its wait status (once reaped, nothing does): the

@@ -81,6 +81,7 @@ class Sampler {
   void follow_exec(Tracked& tracked, const ProcStat& stat, int64_t now_ns);
   void track_new(pid_t pid, int64_t now_ns, std::optional<uint64_t> ended_start);
   void attach_python(Tracked& tracked, int64_t now_ns);
+  void keep_launch_facts(pid_t pid);
   void keep_exit_status(Tracked& tracked, const std::optional<ProcStat>& stat);
   // Ends a tracked process; `stat` is the stat that showed it gone, if read.
   void end_process(Tracked& tracked, int64_t now_ns, const std::optional<ProcStat>& stat);

@@ -14,4 +14,10 @@ std::vector<bool> strings_starting_with(const StringTable& strings, std::string_
   return starts;
 }
 
+std::vector<bool> strings_ending_with(const StringTable& strings, std::string_view suffix) {
+  std::vector<bool> ends(strings.size());
+  for (StringId id = 0; id < ends.size(); ++id) ends[id] = strings.get(id).ends_with(suffix);
+  return ends;
+}
+
 }  // namespace stepscope

@@ -15,5 +15,7 @@ namespace stepscope {
 std::vector<bool> strings_equal_to(const StringTable& strings, std::string_view text);
 // Per string id, whether the string starts with `prefix`.
 std::vector<bool> strings_starting_with(const StringTable& strings, std::string_view prefix);
+// Per string id, whether the string ends with `suffix`.
+std::vector<bool> strings_ending_with(const StringTable& strings, std::string_view suffix);
 
 }  // namespace stepscope

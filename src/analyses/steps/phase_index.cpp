@@ -35,10 +35,15 @@ const PhaseIndex::ThreadPhases* PhaseIndex::find(int64_t pid, int64_t tid) const
   return it == by_thread_.end() ? nullptr : &it->second;
 }
 
-std::optional<StepPhase> PhaseIndex::phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const {
+const StepRecord* step_at(const ProcessSteps& process, int64_t tid, int64_t ts) {
   auto step = std::lower_bound(process.steps.begin(), process.steps.end(), ts,
                                [](const StepRecord& s, int64_t t) { return s.end_ns <= t; });
-  if (step == process.steps.end() || step->start_ns > ts || step->tid != tid) return std::nullopt;
+  if (step == process.steps.end() || step->start_ns > ts || step->tid != tid) return nullptr;
+  return &*step;
+}
+
+std::optional<StepPhase> PhaseIndex::phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const {
+  if (!step_at(process, tid, ts)) return std::nullopt;
   if (const ThreadPhases* phases = find(process.pid, tid)) {
     for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) {
       if (covers((*phases)[i], ts)) return static_cast<StepPhase>(i);

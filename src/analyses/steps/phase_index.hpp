@@ -20,6 +20,10 @@ namespace stepscope {
 // optimizer), or none.
 std::optional<StepPhase> measured_phase(SpanKind kind);
 
+// The step of `process` (sorted by end) that `ts` on thread `tid` lies in;
+// null outside its steps or on another thread than that step's.
+const StepRecord* step_at(const ProcessSteps& process, int64_t tid, int64_t ts);
+
 class PhaseIndex {
  public:
   using ThreadPhases = std::array<Intervals, kStepPhaseCount>;  // by StepPhase, merged

@@ -4,10 +4,10 @@
 #include "analyses/ranks.hpp"
 #include "analyses/spans/intervals.hpp"
 #include "analyses/spans/string_match.hpp"
+#include "analyses/steps/collective_wait.hpp"
 #include "analyses/steps/phase_claims.hpp"
 #include "analyses/steps/phase_index.hpp"
 #include "analyses/steps/profiler_steps.hpp"
-#include "analyses/steps/stragglers.hpp"
 #include "analyses/steps/trace_steps.hpp"
 
 #include <algorithm>
@@ -169,8 +169,9 @@ std::vector<ProcessSteps> collect_trace_processes(const Run& run, const StepsOpt
   return out;
 }
 
-// `census` null: the steps found by a pass over the spans.
-std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options, const SpanCensus* census) {
+// The hooks' step spans by process, in no order; `census` null: found by a
+// pass over the spans.
+std::map<int64_t, std::vector<const Span*>> hooked_steps(const Run& run, const SpanCensus* census) {
   std::map<int64_t, std::vector<const Span*>> steps_by_pid;
   auto add = [&](const Span& s) {
     if (s.kind == SpanKind::kStep && s.end_ns >= s.start_ns) steps_by_pid[s.pid].push_back(&s);
@@ -180,8 +181,11 @@ std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& 
   } else {
     for (const Span& s : run.spans) add(s);
   }
-  if (steps_by_pid.empty()) return {};  // a trace's steps: no phase index to build
-  PhaseIndex phases(run);
+  return steps_by_pid;
+}
+
+std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& options, const PhaseIndex& phases,
+                                            std::map<int64_t, std::vector<const Span*>> steps_by_pid) {
   StepCounters counters(run);
   std::vector<ProcessSteps> out;
   for (auto& [pid, spans] : steps_by_pid) {
@@ -218,21 +222,6 @@ size_t pick_primary(const std::vector<ProcessSteps>& processes) {
   return best;
 }
 
-std::optional<size_t> pick_slowest(const std::vector<ProcessSteps>& processes) {
-  if (processes.size() < 2) return std::nullopt;
-  size_t slowest = 0;
-  for (size_t i = 1; i < processes.size(); ++i) {
-    if (processes[i].step_time.mean_ms > processes[slowest].step_time.mean_ms) slowest = i;
-  }
-  return slowest;
-}
-
-std::vector<size_t> pick_stragglers(const std::vector<ProcessSteps>& processes) {
-  std::vector<std::optional<double>> means;
-  for (const ProcessSteps& p : processes) means.emplace_back(p.step_time.mean_ms);
-  return find_stragglers(means).indexes;
-}
-
 // --------------------------------------------------------- sample attribution
 
 bool inside(const Intervals& spans, int64_t ts) { return overlap_ns(spans, ts, ts + 1) > 0; }
@@ -267,16 +256,19 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
   return out;
 }
 
-StepSampleAttribution attribute_samples(const Run& run, const ProcessSteps& primary, size_t top) {
+// `phases` null: a trace's steps, which have no phase spans.
+StepSampleAttribution attribute_samples(const Run& run, const PhaseIndex* phases, const ProcessSteps& primary,
+                                        size_t top) {
   StepSampleAttribution out;
   if (run.samples.empty()) return out;
-  PhaseIndex phases(run);
+  std::optional<PhaseIndex> built;
+  if (!phases) phases = &built.emplace(run);
   std::map<int64_t, Intervals> workers = worker_batches(run);
   std::map<FrameId, uint64_t> wait_leaves, worker_leaves;
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
     if (s.pid == primary.pid) {
-      auto phase = phases.phase_at(primary, s.tid, s.ts_ns);
+      auto phase = phases->phase_at(primary, s.tid, s.ts_ns);
       if (!phase) {
         if (!primary.steps.empty() && primary.steps.front().tid == s.tid) ++out.outside_steps;
         continue;
@@ -337,7 +329,13 @@ namespace {
 StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::vector<const Span*>* profiler_steps,
                       const SpanCensus* census) {
   StepsAnalysis out;
-  out.processes = collect_processes(run, options, census);
+  std::map<int64_t, std::vector<const Span*>> steps_by_pid = hooked_steps(run, census);
+  std::optional<PhaseIndex> phases;  // a trace's steps: no phase index to build
+  if (!steps_by_pid.empty()) {
+    phases.emplace(run);
+    out.processes = collect_processes(run, options, *phases, std::move(steps_by_pid));
+    measure_collective_waits(run, *phases, out.processes);
+  }
   out.origin = StepsOrigin::kHooks;
   if (out.processes.empty()) {
     out.processes =
@@ -349,9 +347,8 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
     return out;
   }
   out.primary = pick_primary(out.processes);
-  out.slowest = pick_slowest(out.processes);
-  out.stragglers = pick_stragglers(out.processes);
-  out.attribution = attribute_samples(run, out.processes[out.primary], options.top_functions);
+  out.attribution =
+      attribute_samples(run, phases ? &*phases : nullptr, out.processes[out.primary], options.top_functions);
   return out;
 }
 

@@ -60,6 +60,9 @@ struct ProcessSteps {
   std::optional<int64_t> peak_host_bytes;    // over all steps
   std::optional<int64_t> peak_device_bytes;
   bool host_peak_per_step = false;  // false: the process's peak so far (no clear_refs)
+  // The share of its steady steps it waits for other ranks (collective_wait.hpp);
+  // none without samples in them.
+  std::optional<double> collective_wait_fraction;
   // Trace steps only: the ProfilerStep ranges seen, whether the last was
   // left out (cut short by the profiler), and the DataLoader iterator class
   // its data waits name ("_SingleProcessDataLoaderIter": num_workers=0).
@@ -94,10 +97,6 @@ struct StepsAnalysis {
   StepsOrigin origin = StepsOrigin::kNone;
   std::vector<ProcessSteps> processes;  // with steps; ordered by rank, then pid
   size_t primary = 0;                   // the process the run-level figures describe
-  std::optional<size_t> slowest;        // when several processes report steps
-  // Those whose mean step time stands out above the others' (the rule of
-  // stragglers.hpp, as for several traces), in order.
-  std::vector<size_t> stragglers;
   StepSampleAttribution attribution;
   bool empty() const { return processes.empty(); }
 };

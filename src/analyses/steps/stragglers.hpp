@@ -23,6 +23,9 @@ struct Stragglers {
   std::vector<size_t> indexes;      // into the values, in order
 };
 
+// The median of `values`, which must not be empty.
+double median_of(std::vector<double> values);
+
 // `values` per rank, nullopt where a rank has none.
 Stragglers find_stragglers(const std::vector<std::optional<double>>& values);
 

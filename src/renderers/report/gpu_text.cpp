@@ -1,5 +1,7 @@
 #include "renderers/report/gpu_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
@@ -87,6 +89,10 @@ void write_launch_and_memcpy(const GpuRank& rank, std::ostream& out) {
 }
 
 void write_comparison(const GpuAnalysis& gpu, const RankComparison& comparison, std::ostream& out) {
+  // Runs without device activity have no device figures to compare.
+  bool any = std::any_of(comparison.metrics.begin(), comparison.metrics.end(),
+                         [](const RankMetric& metric) { return metric.median_ns.has_value(); });
+  if (!any) return;
   out << fmt::format("\nRanks compared ({} traces; straggler: above the median by more than {:.0f}% or 3 scaled MADs)\n",
                      gpu.ranks.size(), 100 * kStragglerTolerance);
   for (const RankMetric& metric : comparison.metrics) {

@@ -69,7 +69,7 @@ void append_report(const Report& report, std::string& out) {
   root.field("processes");
   append_processes(report, out);
   root.field("steps");
-  append_steps_json(*report.run, report.steps, out);
+  append_steps_json(*report.run, report.steps, report.job, out);
   root.field("ops");
   append_ops_json(*report.run, report.ops, out);
   root.field("gpu");

@@ -1,5 +1,8 @@
 #include "renderers/report/steps_json.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include "renderers/json_writer.hpp"
 #include "renderers/report/steps_text.hpp"
 
@@ -88,9 +91,45 @@ void append_attribution(const Run& run, const StepSampleAttribution& a, std::str
   append_functions(run, out, a.worker_functions);
 }
 
+bool listed(const std::vector<size_t>& indexes, size_t i) {
+  return std::find(indexes.begin(), indexes.end(), i) != indexes.end();
+}
+
+void append_job_rank(std::string& out, const JobRanks& job, size_t i) {
+  const JobRank& rank = job.ranks[i];
+  JsonObject r(out);
+  append_process_fields(r, rank.steps, out, false);
+  r.text("source", rank.source);
+  r.text_or_null("host", rank.host);
+  r.number_or_null("node_rank", rank.node_rank);
+  r.number_or_null("local_rank", rank.local_rank);
+  r.number_or_null("collective_wait_fraction", rank.steps.collective_wait_fraction);
+  r.text("top_phase", step_phase_name(top_phase(rank.steps)));
+  r.boolean("waited_for", listed(job.waited_for, i)).boolean("slow", listed(job.slow, i));
+}
+
+// Every rank of the job, the slowest and the stragglers by step time (as
+// pids), and the ranks the others wait for (as rank numbers).
+void append_job_ranks(const JobRanks& job, JsonObject& o, std::string& out) {
+  std::vector<size_t> indexes(job.ranks.size());
+  std::iota(indexes.begin(), indexes.end(), 0);
+  o.field("ranks");
+  append_json_array(out, indexes, [&](std::string& s, size_t i) { append_job_rank(s, job, i); });
+  o.number_or_null("slowest_pid", job.slowest ? std::optional<int64_t>(job.ranks[*job.slowest].steps.pid) : std::nullopt);
+  o.field("straggler_pids");
+  append_json_array(out, job.slow, [&](std::string& s, size_t i) { s += std::to_string(job.ranks[i].steps.pid); });
+  std::vector<int64_t> waited_for;
+  for (size_t i : job.waited_for) {
+    if (job.ranks[i].steps.rank) waited_for.push_back(*job.ranks[i].steps.rank);
+  }
+  o.field("straggler_ranks");
+  append_json_array(out, waited_for, [](std::string& s, int64_t rank) { s += std::to_string(rank); });
+  o.number_or_null("others_wait_fraction", job.others_wait_fraction);
+}
+
 }  // namespace
 
-void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& out) {
+void append_steps_json(const Run& run, const StepsAnalysis& steps, const JobRanks& job, std::string& out) {
   JsonObject o(out);
   o.text("origin", steps_origin_name(steps.origin));
   if (steps.empty()) {
@@ -106,15 +145,7 @@ void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& 
   append_process_fields(o, primary, out, true);
   o.field("samples");
   append_attribution(run, steps.attribution, out);
-  o.field("ranks");
-  append_json_array(out, steps.processes, [](std::string& s, const ProcessSteps& p) {
-    JsonObject r(s);
-    append_process_fields(r, p, s, false);
-  });
-  o.number_or_null("slowest_pid",
-                   steps.slowest ? std::optional<int64_t>(steps.processes[*steps.slowest].pid) : std::nullopt);
-  o.field("straggler_pids");
-  append_json_array(out, steps.stragglers, [&](std::string& s, size_t i) { s += std::to_string(steps.processes[i].pid); });
+  append_job_ranks(job, o, out);
 }
 
 }  // namespace stepscope

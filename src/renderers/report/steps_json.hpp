@@ -3,10 +3,12 @@
 
 #include <string>
 
+#include "analyses/steps/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 
 namespace stepscope {
 
-void append_steps_json(const Run& run, const StepsAnalysis& steps, std::string& out);
+// `job`: every rank of the report's runs ("ranks").
+void append_steps_json(const Run& run, const StepsAnalysis& steps, const JobRanks& job, std::string& out);
 
 }  // namespace stepscope

@@ -1,6 +1,7 @@
 #include "renderers/report/steps_text.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -75,20 +76,44 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
   write_functions(run, "DataLoader workers, during batches: top functions", a.worker_samples, a.worker_functions, out);
 }
 
-void write_ranks(const StepsAnalysis& steps, std::ostream& out) {
-  if (steps.processes.size() < 2) return;
-  out << fmt::format("\nSteps per process ({} processes with steps; {})\n", steps.processes.size(),
-                     steps.stragglers.empty()
-                         ? "no straggler"
-                         : fmt::format("straggler: mean step above the median by more than {:.0f}% or 3 scaled MADs",
-                                       100 * kStragglerTolerance));
-  out << fmt::format("  {:>22} {:>6} {:>10} {:>10} {:>9}\n", "process", "steps", "p50 ms", "mean ms", "data wait");
-  for (size_t i = 0; i < steps.processes.size(); ++i) {
-    const ProcessSteps& p = steps.processes[i];
-    const bool straggler = std::find(steps.stragglers.begin(), steps.stragglers.end(), i) != steps.stragglers.end();
-    out << fmt::format("  {:>22} {:>6} {:>10.2f} {:>10.2f} {:>8.0f}%{}\n", who(p), p.steps.size(), p.step_time.p50_ms,
-                       p.step_time.mean_ms, 100 * p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)],
-                       straggler ? "  <- straggler" : "");
+bool listed(const std::vector<size_t>& indexes, size_t i) {
+  return std::find(indexes.begin(), indexes.end(), i) != indexes.end();
+}
+
+std::string percent_or_dash(std::optional<double> share) {
+  return share ? fmt::format("{:.0f}%", 100 * *share) : "-";
+}
+
+std::string ranks_heading(const JobRanks& job) {
+  std::set<std::string> sources;
+  for (const JobRank& r : job.ranks) sources.insert(r.source);
+  std::string runs = sources.size() > 1 ? fmt::format(" in {} runs", sources.size()) : "";
+  std::string marks;
+  if (!job.waited_for.empty()) marks = "; waited for: the others wait for it in collectives";
+  if (!job.slow.empty()) {
+    marks += fmt::format("; slow: mean step above the median by more than {:.0f}% or 3 scaled MADs",
+                         100 * kStragglerTolerance);
+  }
+  return fmt::format("\nRanks ({} processes with steps{}{})\n", job.ranks.size(), runs,
+                     marks.empty() ? "; no straggler" : marks);
+}
+
+void write_ranks(const JobRanks& job, std::ostream& out) {
+  if (job.ranks.size() < 2) return;
+  out << ranks_heading(job);
+  out << fmt::format("  {:>6} {:>16} {:>4} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9}  {}\n", "rank", "host", "node", "pid",
+                     "steps", "p50 ms", "mean ms", "data wait", "coll wait", "top phase");
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    const JobRank& r = job.ranks[i];
+    const ProcessSteps& p = r.steps;
+    std::string marks;
+    if (listed(job.waited_for, i)) marks += "  <- waited for";
+    if (listed(job.slow, i)) marks += "  <- slow";
+    out << fmt::format("  {:>6} {:>16} {:>4} {:>8} {:>6} {:>9.2f} {:>9.2f} {:>9} {:>9}  {}{}\n",
+                       p.rank ? std::to_string(*p.rank) : "-", r.host.empty() ? "-" : printable_utf8(r.host),
+                       r.node_rank ? std::to_string(*r.node_rank) : "-", p.pid, p.steps.size(), p.step_time.p50_ms,
+                       p.step_time.mean_ms, percent_or_dash(p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]),
+                       percent_or_dash(p.collective_wait_fraction), step_phase_name(top_phase(p)), marks);
   }
 }
 
@@ -118,13 +143,18 @@ std::string no_steps_reason(const Run& run) {
   return "no process imported torch and ran an optimizer step, or called stepscope.step()";
 }
 
-void write_steps_text(const Run& run, const StepsAnalysis& steps, std::ostream& out) {
+StepPhase top_phase(const ProcessSteps& p) {
+  auto most = std::max_element(p.phase_fractions.begin(), p.phase_fractions.end());
+  return static_cast<StepPhase>(most - p.phase_fractions.begin());
+}
+
+void write_steps_text(const Run& run, const StepsAnalysis& steps, const JobRanks& job, std::ostream& out) {
   if (steps.empty()) {
     out << "\nSteps: none recorded: " << no_steps_reason(run) << ".\n";
     return;
   }
   write_process(run, steps, steps.processes[steps.primary], out);
-  write_ranks(steps, out);
+  write_ranks(job, out);
 }
 
 }  // namespace stepscope

@@ -5,11 +5,16 @@
 #include <ostream>
 #include <string>
 
+#include "analyses/steps/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 
 namespace stepscope {
 
-void write_steps_text(const Run& run, const StepsAnalysis& steps, std::ostream& out);
+// `job`: every rank of the report's runs, listed when there are several.
+void write_steps_text(const Run& run, const StepsAnalysis& steps, const JobRanks& job, std::ostream& out);
+
+// The phase that takes most of a rank's steady steps.
+StepPhase top_phase(const ProcessSteps& p);
 
 // Where a trace's steps came from, in one line (text and JSON).
 std::string trace_origin_note(const ProcessSteps& p);

@@ -182,7 +182,7 @@ void write_report_text(const Report& report, std::ostream& out, const ReportText
   out << '\n' << style.bold("Details") << '\n';
   write_processes(report, out);
   write_other_tracks(report, out);
-  write_steps_text(*report.run, report.steps, out);
+  write_steps_text(*report.run, report.steps, report.job, out);
   write_ops_text(*report.run, report.ops, out, options.top_functions);
   write_gpu_text(report.gpu, report.rank_comparison, out, options.top_functions);
   write_functions(report, out, options.top_functions);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyses/steps/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 #include "renderers/report/steps_text.hpp"
 
@@ -55,7 +56,7 @@ TEST(StepsText, CountsStepsAndWarmupInWords) {
     StepBuilder b;
     for (int i = 0; i < steps; ++i) b.step(1, 20 * i, 20, 8);
     std::ostringstream out;
-    stepscope::write_steps_text(b.run, stepscope::analyze_steps(b.run), out);
+    stepscope::write_steps_text(b.run, stepscope::analyze_steps(b.run), {}, out);
     std::string text = out.str();
     size_t begin = text.find("Steps of");
     return text.substr(begin, text.find('\n', begin) - begin);
@@ -154,17 +155,22 @@ TEST(Steps, RanksPrimaryAndSlowest) {
   auto steps = stepscope::analyze_steps(b.run);
   ASSERT_EQ(steps.processes.size(), 2u);
   EXPECT_EQ(steps.processes[steps.primary].rank, 0);
-  ASSERT_TRUE(steps.slowest);
-  EXPECT_EQ(steps.processes[*steps.slowest].pid, 11);
+  stepscope::JobRanks job;
+  stepscope::add_job_ranks(job, stepscope::job_ranks_of(b.run, steps, "run.db"));
+  ASSERT_TRUE(job.slowest);
+  EXPECT_EQ(job.ranks[*job.slowest].steps.pid, 11);
   // 30 ms against 20 stands out; the rule is the traces' (stragglers.hpp).
-  ASSERT_EQ(steps.stragglers.size(), 1u);
-  EXPECT_EQ(steps.processes[steps.stragglers[0]].pid, 11);
+  ASSERT_EQ(job.slow.size(), 1u);
+  EXPECT_EQ(job.ranks[job.slow[0]].steps.pid, 11);
   std::ostringstream text;
-  stepscope::write_steps_text(b.run, steps, text);
-  EXPECT_NE(text.str().find("rank 0 (pid 11)      5      30.00      30.00        7%  <- straggler\n"),
+  stepscope::write_steps_text(b.run, steps, job, text);
+  EXPECT_NE(text.str().find("      0                -    -       11      5     30.00     30.00        7%         -  "
+                            "other  <- slow\n"),
             std::string::npos)
       << text.str();
-  EXPECT_NE(text.str().find("rank 1 (pid 10)      5      20.00      20.00       10%\n"), std::string::npos)
+  EXPECT_NE(text.str().find("      1                -    -       10      5     20.00     20.00       10%         -  "
+                            "other\n"),
+            std::string::npos)
       << text.str();
 }
 
@@ -176,13 +182,14 @@ TEST(Steps, NearlyEqualRanksHaveNoStraggler) {
   for (int i = 0; i < 5; ++i) b.step(11, i * 103, 103, 4);
   auto steps = stepscope::analyze_steps(b.run);
   ASSERT_EQ(steps.processes.size(), 2u);
-  ASSERT_TRUE(steps.slowest);
-  EXPECT_EQ(steps.processes[*steps.slowest].pid, 11);
-  EXPECT_TRUE(steps.stragglers.empty());
+  stepscope::JobRanks job;
+  stepscope::add_job_ranks(job, stepscope::job_ranks_of(b.run, steps, "run.db"));
+  ASSERT_TRUE(job.slowest);
+  EXPECT_EQ(job.ranks[*job.slowest].steps.pid, 11);
+  EXPECT_TRUE(job.slow.empty());
   std::ostringstream text;
-  stepscope::write_steps_text(b.run, steps, text);
-  EXPECT_NE(text.str().find("Steps per process (2 processes with steps; no straggler)"), std::string::npos)
-      << text.str();
+  stepscope::write_steps_text(b.run, steps, job, text);
+  EXPECT_NE(text.str().find("Ranks (2 processes with steps; no straggler)"), std::string::npos) << text.str();
   EXPECT_EQ(text.str().find("<- "), std::string::npos) << text.str();
 }
 
