@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "analyses/diagnosis/rank_straggler.hpp"
 #include "analyses/spans/span_index.hpp"
 
 namespace stepscope {
@@ -25,6 +26,22 @@ std::optional<StepFunctions> step_functions(const Run& run, const StepsAnalysis&
 // "rank 3", or the trace's file when it names no rank.
 std::string rank_label(const GpuRank& rank) {
   return rank.rank ? "rank " + std::to_string(*rank.rank) : std::filesystem::path(rank.source).filename().string();
+}
+
+// The run's ranks (its processes with steps), each with its own diagnosis:
+// the run's (`diagnosis`, of `input`) for its primary process, the rules run
+// again as if it were the primary for each other one.
+std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis, const std::string& source) {
+  std::vector<JobRank> ranks = job_ranks_of(input.run, input.steps, source);  // in the order of steps.processes
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].primary) {
+      ranks[i].own = diagnosis;
+      continue;
+    }
+    StepsAnalysis alone = with_primary(input.run, input.steps, i);
+    ranks[i].own = diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});
+  }
+  return ranks;
 }
 
 }  // namespace
@@ -91,9 +108,11 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.step_functions = step_functions(run, report.steps, options);
   });
   work.run(threads);
-  report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), source, report.diagnosis});
-  add_job_ranks(report.job, job_ranks_of(run, report.steps, source));
-  diagnose_stragglers(report.diagnosis, report.job, report.rank_diagnoses);
+  report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
+  add_job_ranks(report.job, diagnosed_ranks({run, report.steps, report.processes, &report.gpu.ranks.front(),
+                                             &*host_spans, &*launches, threads},
+                                            report.diagnosis, source));
+  diagnose_stragglers(report.diagnosis, report.job);
   return report;
 }
 
@@ -121,11 +140,12 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     work.wait_for(launches_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu), source,
+    out.diagnosis = {rank_label(out.gpu),
                      diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads})};
   });
   work.run(threads);
-  out.ranks = job_ranks_of(run, steps, source);
+  out.ranks = diagnosed_ranks({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads},
+                              out.diagnosis.diagnosis, source);
   return out;
 }
 
@@ -135,7 +155,7 @@ void add_rank(Report& report, RankAnalyses rank) {
   report.rank_diagnoses.push_back(std::move(rank.diagnosis));
   report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
   add_job_ranks(report.job, std::move(rank.ranks));
-  diagnose_stragglers(report.diagnosis, report.job, report.rank_diagnoses);
+  diagnose_stragglers(report.diagnosis, report.job);
 }
 
 void add_rank(Report& report, const Run& run, const std::string& source) {

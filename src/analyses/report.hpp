@@ -11,6 +11,7 @@
 #include "analyses/device/rank_comparison.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/function_costs.hpp"
+#include "analyses/job_ranks.hpp"
 #include "analyses/ops.hpp"
 #include "analyses/process_summary.hpp"
 #include "analyses/profile.hpp"

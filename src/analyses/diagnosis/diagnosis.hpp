@@ -16,7 +16,6 @@
 #include "analyses/device/gpu.hpp"
 #include "analyses/function_costs.hpp"
 #include "analyses/process_summary.hpp"
-#include "analyses/steps/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 #include "run/run.hpp"
 
@@ -77,7 +76,6 @@ Diagnosis diagnose(const DiagnosisInput& input);
 // the trace's file when it names no rank).
 struct RankDiagnosis {
   std::string label;
-  std::string source;  // the run or trace it diagnosed
   Diagnosis diagnosis;
 };
 
@@ -85,12 +83,6 @@ struct RankDiagnosis {
 // the ranks it was found on and keeps the figures of the rank with the
 // highest bound; best first. The note is the first rank's.
 Diagnosis merge_rank_diagnoses(const std::vector<RankDiagnosis>& ranks);
-
-// With ranks the others wait for (job.waited_for): adds a rank_straggler
-// finding that names them, and puts the findings of the first of them first,
-// with its own figures and "rank N, the others wait for it" in their titles;
-// `ranks` are the diagnoses of the job's runs (docs/diagnosis.md).
-void diagnose_stragglers(Diagnosis& diagnosis, const JobRanks& job, const std::vector<RankDiagnosis>& ranks);
 
 // The Amdahl bound on the speedup from removing `share` of the time:
 // 1 / (1 - share), with share clamped below 1 so the bound stays finite.

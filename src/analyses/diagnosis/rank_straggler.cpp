@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "analyses/diagnosis/diagnosis.hpp"
+#include "analyses/diagnosis/rank_straggler.hpp"
 
 namespace stepscope {
 
@@ -18,16 +18,6 @@ namespace {
 constexpr size_t kMostRanksListed = 8;
 
 std::string percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
-
-// The diagnosis of the run the rank came from, when the rank is that run's
-// primary process (whose steps its diagnosis describes).
-const Diagnosis* own_diagnosis(const JobRank& rank, const std::vector<RankDiagnosis>& ranks) {
-  if (!rank.primary) return nullptr;
-  for (const RankDiagnosis& r : ranks) {
-    if (r.source == rank.source) return &r.diagnosis;
-  }
-  return nullptr;
-}
 
 bool is_waited_for(const JobRanks& job, size_t i) {
   return std::find(job.waited_for.begin(), job.waited_for.end(), i) != job.waited_for.end();
@@ -62,14 +52,14 @@ std::string others_step(const JobRanks& job) {
 }
 
 std::string own_findings_line(const std::string& who, const Diagnosis* own) {
-  if (!own) return fmt::format("what {} does instead is in its own run's report", who);
+  if (!own) return fmt::format("what {} does instead is not known: no diagnosis of it alone", who);
   if (own->findings.empty()) return fmt::format("{}'s own diagnosis finds no known bottleneck: {}", who, own->note);
   std::string text;
   for (const Finding& f : own->findings) text += fmt::format("{}{} ({})", text.empty() ? "" : "; ", f.id, f.title);
   return fmt::format("what {} does instead, its own findings: {}", who, text);
 }
 
-Finding straggler_finding(const JobRanks& job, const std::vector<RankDiagnosis>& ranks) {
+Finding straggler_finding(const JobRanks& job) {
   const JobRank& first = job.ranks[job.waited_for.front()];
   std::string who;
   for (size_t i : job.waited_for) who += (who.empty() ? "" : ", ") + job_rank_label(job.ranks[i]);
@@ -83,7 +73,7 @@ Finding straggler_finding(const JobRanks& job, const std::vector<RankDiagnosis>&
   }
   f.evidence.push_back(others_waits(job));
   f.evidence.push_back(others_step(job));
-  f.evidence.push_back(own_findings_line(short_who, own_diagnosis(first, ranks)));
+  f.evidence.push_back(own_findings_line(short_who, first.own ? &*first.own : nullptr));
   f.recommendation = fmt::format(
       "Make {} as fast as the others: its own findings first (above), since every rank's step lasts as long as "
       "its. If its work is larger (uneven data shards, longer sequences: bucket by length or balance tokens per "
@@ -121,12 +111,12 @@ std::vector<Finding> own_findings_first(Diagnosis& diagnosis, const JobRank& ran
 
 }  // namespace
 
-void diagnose_stragglers(Diagnosis& diagnosis, const JobRanks& job, const std::vector<RankDiagnosis>& ranks) {
+void diagnose_stragglers(Diagnosis& diagnosis, const JobRanks& job) {
   if (job.waited_for.empty() || !job.others_wait_fraction) return;
-  Finding straggler = straggler_finding(job, ranks);
+  Finding straggler = straggler_finding(job);
   std::vector<Finding> first;
   const JobRank& rank = job.ranks[job.waited_for.front()];
-  if (const Diagnosis* own = own_diagnosis(rank, ranks)) first = own_findings_first(diagnosis, rank, *own);
+  if (rank.own) first = own_findings_first(diagnosis, rank, *rank.own);
   first.push_back(std::move(straggler));
   diagnosis.findings.insert(diagnosis.findings.begin(), std::make_move_iterator(first.begin()),
                             std::make_move_iterator(first.end()));

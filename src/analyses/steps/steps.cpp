@@ -354,6 +354,12 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
 
 }  // namespace
 
+StepsAnalysis with_primary(const Run& run, StepsAnalysis steps, size_t primary, const StepsOptions& options) {
+  steps.primary = primary;
+  steps.attribution = attribute_samples(run, nullptr, steps.processes.at(primary), options.top_functions);
+  return steps;
+}
+
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options) {
   return analyze(run, options, nullptr, nullptr);
 }

@@ -112,6 +112,10 @@ StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options = {});
 StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
                             const std::vector<const Span*>& profiler_steps, const SpanCensus& census);
 
+// `steps` as if process `primary` were the one its run-level figures and
+// sample attribution describe: what diagnoses another rank of a run alone.
+StepsAnalysis with_primary(const Run& run, StepsAnalysis steps, size_t primary, const StepsOptions& options = {});
+
 // The warm-up rule: steps that are not yet steady (lazy initialization,
 // worker start-up, allocator growth) are left out of the run-level figures.
 size_t warmup_step_count(size_t steps);

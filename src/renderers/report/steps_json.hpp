@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "analyses/steps/job_ranks.hpp"
+#include "analyses/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 
 namespace stepscope {

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "analyses/steps/job_ranks.hpp"
+#include "analyses/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 
 namespace stepscope {

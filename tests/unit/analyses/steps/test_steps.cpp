@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analyses/steps/job_ranks.hpp"
+#include "analyses/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 #include "renderers/report/steps_text.hpp"
 

@@ -163,7 +163,7 @@ TEST(RankDiagnoses, SameRuleMergesWithTheRanksAndTheWorstFigures) {
   r0.findings = {finding("gpu_idle", 1.5, "idle 33% on rank 0"), finding("small_memcpy", 1.1, "r0 copies")};
   r1.findings = {finding("gpu_idle", 2.0, "idle 50% on rank 1")};
   r0.note = "first";
-  stepscope::Diagnosis merged = stepscope::merge_rank_diagnoses({{"rank 0", "r0.json", r0}, {"rank 1", "r1.json", r1}});
+  stepscope::Diagnosis merged = stepscope::merge_rank_diagnoses({{"rank 0", r0}, {"rank 1", r1}});
   ASSERT_EQ(merged.findings.size(), 2u);
   const stepscope::Finding& idle = merged.findings[0];
   EXPECT_EQ(idle.id, "gpu_idle");

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "analyses/diagnosis/diagnosis.hpp"
+#include "analyses/diagnosis/rank_straggler.hpp"
 #include "analyses/steps/collective_wait.hpp"
-#include "analyses/steps/job_ranks.hpp"
+#include "analyses/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
 
 namespace {
@@ -130,6 +130,7 @@ TEST(JobRanks, TheRankThatWaitsLeastWhileTheOthersWaitIsWaitedFor) {
   EXPECT_TRUE(waited_for({0.0, 0.0, 0.0}).empty());
   // The others wait a clear share but not twice as much as the least: no one rank holds them up.
   EXPECT_TRUE(waited_for({0.30, 0.20}).empty());
+  EXPECT_TRUE(waited_for({0.16, 0.07}).empty());  // twice as much, but 9 points: jitter
   EXPECT_TRUE(waited_for({0.5}).empty());
 }
 
@@ -151,17 +152,16 @@ TEST(JobRanks, OrderedByRankAcrossRuns) {
 // findings, which come first, titled with its name and with its figures.
 TEST(JobRanks, StragglerFindingPutsItsOwnFindingsFirst) {
   JobRanks job;
-  JobRank slow = rank_waiting(1, 0.05);
-  slow.primary = true;
-  slow.node_rank = 1;
-  stepscope::add_job_ranks(job, {rank_waiting(0, 0.45), slow});
   stepscope::Finding input = stepscope::time_finding("input_bound", 0.8, "Input-bound: 80% of each step");
   stepscope::Finding input_rank0 = stepscope::time_finding("input_bound", 0.9, "Input-bound: 90% of each step");
   stepscope::Finding logging = stepscope::time_finding("logging_overhead", 0.1, "Logging");
-  std::vector<stepscope::RankDiagnosis> ranks = {{"rank 0", "node0.db", {{input_rank0, logging}, ""}},
-                                                 {"rank 1", "node1.db", {{input}, ""}}};
+  JobRank slow = rank_waiting(1, 0.05);
+  slow.node_rank = 1;
+  slow.own = stepscope::Diagnosis{{input}, ""};
+  stepscope::add_job_ranks(job, {rank_waiting(0, 0.45), slow});
+  std::vector<stepscope::RankDiagnosis> ranks = {{"rank 0", {{input_rank0, logging}, ""}}, {"rank 1", {{input}, ""}}};
   stepscope::Diagnosis merged = stepscope::merge_rank_diagnoses(ranks);
-  stepscope::diagnose_stragglers(merged, job, ranks);
+  stepscope::diagnose_stragglers(merged, job);
   ASSERT_EQ(merged.findings.size(), 3u);
   EXPECT_EQ(merged.findings[0].id, "input_bound");
   EXPECT_EQ(merged.findings[0].title, "Rank 1, the others wait for it. Input-bound: 80% of each step");
@@ -183,7 +183,7 @@ TEST(JobRanks, NoFindingWithoutARankWaitedFor) {
   stepscope::add_job_ranks(job, {rank_waiting(0, 0.08), rank_waiting(1, 0.12)});
   stepscope::Diagnosis diagnosis;
   diagnosis.findings.push_back(stepscope::time_finding("input_bound", 0.5, "x"));
-  stepscope::diagnose_stragglers(diagnosis, job, {});
+  stepscope::diagnose_stragglers(diagnosis, job);
   ASSERT_EQ(diagnosis.findings.size(), 1u);
   EXPECT_EQ(diagnosis.findings[0].title, "x");
 }

@@ -1,4 +1,4 @@
-#include "analyses/steps/job_ranks.hpp"
+#include "analyses/job_ranks.hpp"
 
 #include <algorithm>
 
@@ -43,7 +43,8 @@ void find_waited_for(JobRanks& job) {
       if (j != i) others.push_back(wait_of(j));
     }
     double others_wait = median_of(others);
-    if (others_wait >= kClearWait && wait_of(i) <= least + kWaitTolerance && 2 * wait_of(i) <= others_wait) {
+    bool others_wait_clearly = others_wait >= kClearWait && others_wait - wait_of(i) >= kClearWait;
+    if (others_wait_clearly && wait_of(i) <= least + kWaitTolerance && 2 * wait_of(i) <= others_wait) {
       job.waited_for.push_back(i);
     }
   }

@@ -8,8 +8,9 @@
 // for each other; in synchronous data-parallel training every rank's step
 // lasts as long as the slowest's, so there the rank the others wait for is
 // told by its wait, not its step time (collective_wait.hpp): `waited_for`
-// are the ranks that wait least while the others wait a clear share of their
-// steps (kClearWait) and at least twice as much as they do.
+// are the ranks that wait least (within kWaitTolerance of the least) while
+// the others (their median) wait a clear share of their steps (kClearWait),
+// that share more than they do, and at least twice as much.
 #pragma once
 
 #include <cstddef>
@@ -17,12 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "analyses/steps/steps.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
 
-// The others wait at least this share of their steps (median over them).
+// The others wait at least this share of their steps (median over them), and
+// this share more than a rank they wait for.
 inline constexpr double kClearWait = 0.10;
 // A rank waited for waits at most this much more than the rank that waits least.
 inline constexpr double kWaitTolerance = 0.05;
@@ -34,6 +37,9 @@ struct JobRank {
   std::optional<int64_t> local_rank;  // on its node
   bool primary = false;               // the process its run's figures and diagnosis describe
   ProcessSteps steps;
+  // Its own findings: its run's for the primary; for another process of a
+  // run of several ranks, the rules run again as if it were the primary.
+  std::optional<Diagnosis> own;
 };
 
 struct JobRanks {
