@@ -506,6 +506,30 @@
     if (shown) showSection(sectionId);
   }
 
+  function renderRanks(report) {
+    const ranks = report.steps && report.steps.ranks;
+    if (!Array.isArray(ranks) || ranks.length < 2) return;
+    showSection("ranks-section");
+    const rows = ranks.map((r) => Object.assign({}, r, {
+      p50: r.step_time_ms && r.step_time_ms.p50,
+      mean: r.step_time_ms && r.step_time_ms.mean,
+      mark: [r.waited_for ? "waited for" : "", r.slow ? "slow" : ""].filter(Boolean).join(", "),
+    }));
+    sortableTable(byId("ranks-table"), [
+      { key: "rank", label: "rank", numeric: true, format: (v) => (v === null || v === undefined ? "–" : String(v)) },
+      { key: "host", label: "host", format: (v) => String(v ?? "–") },
+      { key: "node_rank", label: "node", numeric: true, format: (v) => (v === null || v === undefined ? "–" : String(v)) },
+      { key: "pid", label: "pid", numeric: true, format: String },
+      { key: "count", label: "steps", numeric: true },
+      { key: "p50", label: "p50 ms", numeric: true, format: (v) => fmtNumber(v, 2) },
+      { key: "mean", label: "mean ms", numeric: true, format: (v) => fmtNumber(v, 2) },
+      { key: "data_wait_fraction", label: "data wait", numeric: true, format: fmtPct },
+      { key: "collective_wait_fraction", label: "collective wait", numeric: true, format: fmtPct },
+      { key: "top_phase", label: "top phase" },
+      { key: "mark", label: "straggler" },
+    ], rows);
+  }
+
   function renderProcesses(report) {
     if (!Array.isArray(report.processes) || !report.processes.length) return;
     showSection("processes-section");
@@ -530,6 +554,7 @@
     byId("source").textContent = String(report.source ?? "");
     safely("verdict-section", () => renderVerdict(report));
     safely("steps-section", () => renderSteps(data));
+    safely("ranks-section", () => renderRanks(report));
     safely("counters-section", () => renderCounters(data));
     safely("flame-section", () => renderFlame(data));
     safely("functions-section", () => renderFunctions(report));

@@ -45,6 +45,10 @@ expect_status 0 "$STEPSCOPE" report "${runs[@]}"
 grep -q "^Verdict: Rank 1, the others wait for it. Input-bound" "$WORK/stdout" \
   || fail "the verdict: $(grep Verdict "$WORK/stdout")"
 grep -qE "^ +1 +[^ ]+ +1 .*<- waited for$" "$WORK/stdout" || fail "the ranks table: $(cat "$WORK/stdout")"
+# The HTML report's table of ranks, in Debian's Chromium.
+expect_status 0 "$STEPSCOPE" report "${runs[@]}" --html job.html
+node "$STEPSCOPE_REPO/tests/integration/report_html_check.mjs" job.html --sections verdict,steps,ranks \
+  --text "waited for" --text "collective wait" > html.json || fail "the HTML report's ranks"
 # A directory of the job's runs is the same job.
 expect_status 0 "$STEPSCOPE" report straggler --json -o directory.json
 "$PY" "$check" directory.json 1 "${runs[@]}" || fail "the job's directory"

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""`report` of a whole job (issue 28): the runs of 64 ranks against the run of one.
+
+Records tests/integration/programs/ddp_job.py once as a job of --ranks-per-run ranks on one
+"node" (torchrun --nproc-per-node, gloo on the CPU; or takes --source RUN.db), then makes a job
+of --ranks ranks from it: --ranks / --ranks-per-run copies of the run, each relabelled as
+another node (metadata host, node_rank, and the ranks of its processes), in one directory. Times,
+--rounds times each, interleaved:
+
+  one   `report --json` of the source run alone
+  job   `report --json DIR` of the whole job
+
+Prints wall time and peak RSS (medians) and their ratio.
+
+  bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--rounds 3] [--source RUN.db]
+"""
+import argparse
+import os
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
+
+
+def record_source(path, ranks_per_run):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, STEPSCOPE_PYTHON_DIR=os.path.join(ROOT, "python"))
+    torchrun = os.path.join(ROOT, ".venv", "bin", "torchrun")
+    subprocess.run([STEPSCOPE, "record", "-o", path, "--", torchrun, "--nproc-per-node", str(ranks_per_run),
+                    "--master-addr", "127.0.0.1", "--master-port", str(port),
+                    os.path.join(ROOT, "tests", "integration", "programs", "ddp_job.py"), "--steps", "200",
+                    "--item-ms", "0.5", "--slow-rank", "1", "--slow-item-ms", "1"],
+                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def relabel(source, path, node, ranks_per_run):
+    """A copy of `source` as node `node` of the job: its processes' ranks moved up by node x ranks per run."""
+    shutil.copyfile(source, path)
+    db = sqlite3.connect(path)
+    db.execute("INSERT OR REPLACE INTO metadata(key, value) VALUES ('host', ?), ('node_rank', ?)",
+               (f"node{node:03d}", str(node)))
+    for key, value in db.execute("SELECT key, value FROM metadata WHERE key LIKE '%.rank'").fetchall():
+        if key.startswith(("hooks.", "process.")) and value.isdigit():
+            db.execute("UPDATE metadata SET value = ? WHERE key = ?", (str(int(value) + node * ranks_per_run), key))
+    db.commit()
+    db.close()
+
+
+def timed(command):
+    """Wall seconds and peak RSS (MiB) of `command`, from GNU time."""
+    out = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + command, check=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    seconds, kib = out.stderr.strip().splitlines()[-1].split()
+    return float(seconds), int(kib) / 1024
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranks", type=int, default=64)
+    parser.add_argument("--ranks-per-run", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--source")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        source = args.source or os.path.join(work, "source.db")
+        if not args.source:
+            record_source(source, args.ranks_per_run)
+        job = os.path.join(work, "job")
+        os.mkdir(job)
+        runs = args.ranks // args.ranks_per_run
+        for node in range(runs):
+            relabel(source, os.path.join(job, f"node{node:03d}.db"), node, args.ranks_per_run)
+        results = {"one": [], "job": []}
+        for _ in range(args.rounds):
+            results["one"].append(timed([STEPSCOPE, "report", "--json", source]))
+            results["job"].append(timed([STEPSCOPE, "report", "--json", job]))
+        size = os.path.getsize(source)
+        print(f"{runs} runs of {args.ranks_per_run} rank(s), {size / 1e6:.2f} MB each; medians of {args.rounds}")
+        medians = {}
+        for name, values in results.items():
+            medians[name] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+            print(f"  {name:4} {medians[name][0]:7.2f} s  {medians[name][1]:8.1f} MiB peak RSS")
+        print(f"  job / one: {medians['job'][0] / medians['one'][0]:.1f}x the time, "
+              f"{medians['job'][1] / medians['one'][1]:.1f}x the memory")
+
+
+if __name__ == "__main__":
+    main()
