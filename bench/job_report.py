@@ -12,7 +12,7 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
 
 Prints wall time and peak RSS (medians) and their ratio.
 
-  bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--rounds 3] [--source RUN.db]
+  bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
 """
 import argparse
 import os
@@ -23,12 +23,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
 
 
-def record_source(path, ranks_per_run):
+def record_source(path, ranks_per_run, steps):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -36,7 +37,7 @@ def record_source(path, ranks_per_run):
     torchrun = os.path.join(ROOT, ".venv", "bin", "torchrun")
     subprocess.run([STEPSCOPE, "record", "-o", path, "--", torchrun, "--nproc-per-node", str(ranks_per_run),
                     "--master-addr", "127.0.0.1", "--master-port", str(port),
-                    os.path.join(ROOT, "tests", "integration", "programs", "ddp_job.py"), "--steps", "200",
+                    os.path.join(ROOT, "tests", "integration", "programs", "ddp_job.py"), "--steps", str(steps),
                     "--item-ms", "0.5", "--slow-rank", "1", "--slow-item-ms", "1"],
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -55,11 +56,14 @@ def relabel(source, path, node, ranks_per_run):
 
 
 def timed(command):
-    """Wall seconds and peak RSS (MiB) of `command`, from GNU time."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + command, check=True, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
-    seconds, kib = out.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(kib) / 1024
+    """Wall seconds and peak RSS (MiB) of `command`."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        sys.exit(f"{command} failed: status {status}")
+    return seconds, usage.ru_maxrss / 1024
 
 
 def main():
@@ -67,12 +71,13 @@ def main():
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--ranks-per-run", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=1000, help="steps of the recorded job")
     parser.add_argument("--source")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         source = args.source or os.path.join(work, "source.db")
         if not args.source:
-            record_source(source, args.ranks_per_run)
+            record_source(source, args.ranks_per_run, args.steps)
         job = os.path.join(work, "job")
         os.mkdir(job)
         runs = args.ranks // args.ranks_per_run
@@ -83,7 +88,8 @@ def main():
             results["one"].append(timed([STEPSCOPE, "report", "--json", source]))
             results["job"].append(timed([STEPSCOPE, "report", "--json", job]))
         size = os.path.getsize(source)
-        print(f"{runs} runs of {args.ranks_per_run} rank(s), {size / 1e6:.2f} MB each; medians of {args.rounds}")
+        print(f"{runs} runs of {args.ranks_per_run} rank(s), {size / 1e6:.2f} MB each; medians of {args.rounds}; "
+              f"{os.cpu_count()} CPUs")
         medians = {}
         for name, values in results.items():
             medians[name] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))

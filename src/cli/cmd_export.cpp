@@ -1,5 +1,8 @@
-// stepscope export RUN.db|TRACE --format collapsed|speedscope|svg|perfetto|pprof [--window W] -o OUT
+// stepscope export RUN.db|TRACE... --format collapsed|speedscope|svg|perfetto|pprof [--window W] -o OUT
+#include <cstdio>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "analyses/profile.hpp"
 #include "cli/commands.hpp"
@@ -7,9 +10,11 @@
 #include "cli/output.hpp"
 #include "renderers/export/collapsed.hpp"
 #include "renderers/export/flamegraph_svg.hpp"
+#include "renderers/export/job_timeline.hpp"
 #include "renderers/export/perfetto.hpp"
 #include "renderers/export/pprof.hpp"
 #include "renderers/export/speedscope.hpp"
+#include "util/error.hpp"
 
 namespace stepscope::cli {
 
@@ -18,7 +23,7 @@ namespace {
 enum class ExportFormat { kCollapsed, kSpeedscope, kSvg, kPerfetto, kPprof };
 
 struct ExportOptions {
-  std::string input;
+  std::vector<std::string> inputs;
   ExportFormat format = ExportFormat::kCollapsed;
   std::string output = "-";
   std::string title;
@@ -26,10 +31,29 @@ struct ExportOptions {
   std::string window;
 };
 
+// The runs of a job on one timeline, read one at a time (docs/jobs.md).
+int export_job(const ExportOptions& options, const std::vector<std::string>& inputs) {
+  PerfettoFile file;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Run run = open_run_or_trace(inputs[i], {.flows = true}, options.window);
+    std::string note = place_on_job_timeline(run, i);
+    if (!note.empty()) fmt::print(stderr, "stepscope: {}: {}\n", inputs[i], note);
+    file.add(run, {.include_idle = options.idle || run_wants_idle(run)});
+  }
+  write_output(options.output, [&](std::ostream& out) { file.write(out); });
+  return 0;
+}
+
 int run_export(const ExportOptions& options) {
   const bool whole_run = options.format == ExportFormat::kPerfetto;  // not its stack profile
+  const std::vector<std::string> inputs = expand_inputs(options.inputs);
+  if (inputs.size() > 1) {
+    if (!whole_run) throw InputError("export: several runs go only into one Perfetto timeline (--format perfetto)");
+    return export_job(options, inputs);
+  }
+  const std::string& input = inputs.front();
   // Flows become the Perfetto export's arrows; the profiles read none.
-  Run run = open_run_or_trace(options.input, {.flows = whole_run}, options.window);
+  Run run = open_run_or_trace(input, {.flows = whole_run}, options.window);
   if (whole_run) {
     bool include_idle = options.idle || run_wants_idle(run);
     write_output(options.output, [&](std::ostream& out) { write_perfetto(run, out, {.include_idle = include_idle}); });
@@ -47,7 +71,7 @@ int run_export(const ExportOptions& options) {
         break;
       case ExportFormat::kSvg: {
         FlamegraphOptions svg;
-        svg.title = options.title.empty() ? options.input : options.title;
+        svg.title = options.title.empty() ? input : options.title;
         write_flamegraph_svg(run, profile, out, svg);
         break;
       }
@@ -66,7 +90,9 @@ int run_export(const ExportOptions& options) {
 Command add_export_command(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand("export", "Convert a run or trace to another tool's format");
-  cmd->add_option("input", options->input, "run file (RUN.db) or trace (.json, .json.gz)")
+  cmd->add_option("input", options->inputs,
+                  "run file (RUN.db) or trace (.json, .json.gz); with --format perfetto, several (or a directory): "
+                  "the runs of a job on one wall-clock timeline")
       ->required();
   const std::map<std::string, ExportFormat> formats = {{"collapsed", ExportFormat::kCollapsed},
                                                        {"speedscope", ExportFormat::kSpeedscope},

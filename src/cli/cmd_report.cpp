@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
@@ -31,32 +30,6 @@ struct ReportOptions {
   std::string color = "auto";
   std::string window;  // --window, for every input
 };
-
-bool looks_like_trace_or_run(const std::filesystem::path& path) {
-  std::string name = path.filename().string();
-  return name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".db");
-}
-
-// A directory stands for the traces of one job in it, in name order.
-std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
-  std::vector<std::string> paths;
-  for (const std::string& input : inputs) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(input, error)) {
-      paths.push_back(input);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(input, error)) {
-      if (entry.is_regular_file() && looks_like_trace_or_run(entry.path())) found.push_back(entry.path().string());
-    }
-    if (error) throw InputError(input + ": cannot list the directory: " + error.message());
-    if (found.empty()) throw InputError(input + ": no traces (.json, .json.gz) or runs (.db) in the directory");
-    std::sort(found.begin(), found.end());
-    paths.insert(paths.end(), found.begin(), found.end());
-  }
-  return paths;
-}
 
 // Colors for a person at a terminal; plain text into files and pipes, and
 // for those who ask for none (https://no-color.org).

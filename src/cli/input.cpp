@@ -1,6 +1,8 @@
 #include "cli/input.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "analyses/window.hpp"
@@ -11,6 +13,11 @@
 namespace stepscope::cli {
 
 namespace {
+bool looks_like_trace_or_run(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  return name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".db");
+}
+
 bool starts_with_sqlite_header(const std::string& path) {
   constexpr char kHeader[] = "SQLite format 3";  // the first 16 bytes, with its NUL
   char head[sizeof kHeader] = {};
@@ -58,6 +65,26 @@ void add_window_option(CLI::App* command, std::string& window) {
   command->add_option("--window", window,
                       "only this part of the run: FROM:TO in seconds since its start (negative: from its end; "
                       "-600: is the last ten minutes), or steps:FIRST:LAST");
+}
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths;
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(input, error)) {
+      paths.push_back(input);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(input, error)) {
+      if (entry.is_regular_file() && looks_like_trace_or_run(entry.path())) found.push_back(entry.path().string());
+    }
+    if (error) throw InputError(input + ": cannot list the directory: " + error.message());
+    if (found.empty()) throw InputError(input + ": no traces (.json, .json.gz) or runs (.db) in the directory");
+    std::sort(found.begin(), found.end());
+    paths.insert(paths.end(), found.begin(), found.end());
+  }
+  return paths;
 }
 
 }  // namespace stepscope::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,11 @@ namespace stepscope::cli {
 // text, analyses/window.hpp) keeps only that part of it.
 Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_options = {},
                       const std::string& window = {});
+
+// The inputs of a command that reads the runs or traces of a job: a
+// directory stands for its runs and traces (.db, .json, .json.gz), in name
+// order; an empty or unreadable directory is an InputError.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs);
 
 // Adds --window to a command that reads runs.
 void add_window_option(CLI::App* command, std::string& window);

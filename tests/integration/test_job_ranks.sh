@@ -53,6 +53,32 @@ node "$STEPSCOPE_REPO/tests/integration/report_html_check.mjs" job.html --sectio
 expect_status 0 "$STEPSCOPE" report straggler --json -o directory.json
 "$PY" "$check" directory.json 1 "${runs[@]}" || fail "the job's directory"
 
+# export --format perfetto of the job: one timeline in wall-clock time, each node's processes
+# apart and named after their host and node; each run's steps keep their own length.
+expect_status 0 "$STEPSCOPE" export "${runs[@]}" --format perfetto -o job.perfetto.json
+"$PY" - job.perfetto.json "${runs[@]}" <<'PYEOF' || fail "the job's Perfetto timeline"
+import json, sqlite3, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
+for node, run in enumerate(sys.argv[2:]):
+    db = sqlite3.connect(run)
+    meta = dict(db.execute("SELECT key, value FROM metadata"))
+    offset = int(meta["start_unix_ns"]) - int(meta["start_clock_ns"])
+    steps = db.execute("SELECT pid, start_ns, end_ns FROM spans WHERE kind = 1 ORDER BY start_ns").fetchall()
+    pid = steps[0][0] + (node + 1) * 10_000_000
+    assert names[pid].startswith(f"{meta['host']} node {node}: "), names[pid]
+    mine = sorted((e["ts"], e["dur"]) for e in events if e.get("ph") == "X" and e["pid"] == pid and e["name"] == "step")
+    want = [((start + offset) / 1000, (end - start) / 1000) for _, start, end in steps]
+    assert len(mine) == len(want), (len(mine), len(want))
+    assert all(abs(a - c) < 0.002 and abs(b - d) < 0.002 for (a, b), (c, d) in zip(mine, want)), (mine[:2], want[:2])
+# The two nodes ran at once: their first steps lie within seconds of each other on the wall clock.
+firsts = sorted(min(e["ts"] for e in events if e.get("ph") == "X" and e["name"] == "step" and e["pid"] // 10_000_000 == n)
+                for n in (1, 2))
+assert firsts[1] - firsts[0] < 30e6, firsts
+PYEOF
+expect_status 2 "$STEPSCOPE" export "${runs[@]}" --format svg -o job.svg
+expect_stderr_contains "several runs go only into one Perfetto timeline"
+
 # Both ranks load alike: no rank holds the other up.
 two_nodes balanced --steps 40 --item-ms 1
 expect_status 0 "$STEPSCOPE" report balanced/job-balanced-node0.db balanced/job-balanced-node1.db --json -o balanced.json

@@ -37,10 +37,11 @@ std::string micros(int64_t ns) {
   return fmt::format("{}{}.{:03}", sign, magnitude / 1000, magnitude % 1000);
 }
 
-// The traceEvents array, one event per line.
+// The traceEvents array, one event per line; `first` says whether it has
+// none yet (it outlives a writer: a file of several runs).
 class EventWriter {
  public:
-  explicit EventWriter(std::string& out) : out_(out) {}
+  EventWriter(std::string& out, bool& first) : out_(out), first_(first) {}
   std::string& next() {
     out_ += first_ ? "\n" : ",\n";
     first_ = false;
@@ -49,7 +50,7 @@ class EventWriter {
 
  private:
   std::string& out_;
-  bool first_ = true;
+  bool& first_;
 };
 
 // Process and thread ids as the file writes them. An imported trace's string
@@ -304,7 +305,9 @@ const char* perfetto_category(SpanKind kind) {
   }
 }
 
-void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& options) {
+PerfettoFile::PerfettoFile() : text_("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[") {}
+
+void PerfettoFile::add(const Run& run, const PerfettoOptions& options) {
   auto samples = samples_by_thread(run, options);
   std::optional<int64_t> period = run.sample_period_ns();
   if (!samples.empty() && (!period || *period <= 0)) {
@@ -315,8 +318,7 @@ void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& op
   TrackPlan plan(run, sampled);
   TrackIds ids(run);
 
-  std::string text = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  EventWriter events(text);
+  EventWriter events(text_, empty_);
   write_names(run, plan, ids, events);
   if (!samples.empty()) {
     std::vector<std::string> labels = frame_labels(run.strings, run.frames);
@@ -326,8 +328,17 @@ void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& op
   write_spans(run, plan, ids, events);
   write_counters(run, ids, events);
   write_flows(run, plan, ids, events);
-  text += "\n]}\n";
-  out << text;
+}
+
+void PerfettoFile::write(std::ostream& out) {
+  text_ += "\n]}\n";
+  out << text_;
+}
+
+void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& options) {
+  PerfettoFile file;
+  file.add(run, options);
+  file.write(out);
 }
 
 }  // namespace stepscope

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 #include "run/run.hpp"
 
@@ -37,6 +38,22 @@ struct PerfettoOptions {
 
 // Throws InputError when the run has samples but no valid sample period.
 void write_perfetto(const Run& run, std::ostream& out, const PerfettoOptions& options = {});
+
+// A file of several runs, added one after another, so that only one is in
+// memory at a time (the runs of a job: job_timeline.hpp). Their processes
+// must not share pids.
+class PerfettoFile {
+ public:
+  PerfettoFile();
+  // Throws InputError as write_perfetto does.
+  void add(const Run& run, const PerfettoOptions& options = {});
+  // Closes the file and writes it; call once.
+  void write(std::ostream& out);
+
+ private:
+  std::string text_;
+  bool empty_ = true;
+};
 
 // The Kineto category that reads back as `kind` (chrome_category_kind), or
 // stepscope's own kind name for kinds Kineto does not have.
