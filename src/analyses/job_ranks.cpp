@@ -52,7 +52,7 @@ void find_waited_for(JobRanks& job) {
   double total = 0;
   size_t count = 0;
   for (size_t i : known) {
-    if (std::find(job.waited_for.begin(), job.waited_for.end(), i) != job.waited_for.end()) continue;
+    if (job.is_waited_for(i)) continue;
     total += wait_of(i);
     ++count;
   }
@@ -60,6 +60,12 @@ void find_waited_for(JobRanks& job) {
 }
 
 }  // namespace
+
+bool JobRanks::is_waited_for(size_t i) const {
+  return std::find(waited_for.begin(), waited_for.end(), i) != waited_for.end();
+}
+
+bool JobRanks::is_slow(size_t i) const { return std::find(slow.begin(), slow.end(), i) != slow.end(); }
 
 std::vector<JobRank> job_ranks_of(const Run& run, const StepsAnalysis& steps, const std::string& source) {
   std::vector<JobRank> out;

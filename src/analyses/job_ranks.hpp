@@ -49,6 +49,9 @@ struct JobRanks {
   std::vector<size_t> waited_for;  // the others wait for them
   // With waited_for: the mean share of their steps the other ranks wait.
   std::optional<double> others_wait_fraction;
+
+  bool is_waited_for(size_t i) const;
+  bool is_slow(size_t i) const;
 };
 
 // The ranks of one run (or trace) read from `source`.

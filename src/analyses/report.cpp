@@ -31,7 +31,8 @@ std::string rank_label(const GpuRank& rank) {
 // The run's ranks (its processes with steps), each with its own diagnosis:
 // the run's (`diagnosis`, of `input`) for its primary process, the rules run
 // again as if it were the primary for each other one.
-std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis, const std::string& source) {
+std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis,
+                                     const std::string& source) {
   std::vector<JobRank> ranks = job_ranks_of(input.run, input.steps, source);  // in the order of steps.processes
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].primary) {
@@ -39,7 +40,8 @@ std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosi
       continue;
     }
     StepsAnalysis alone = with_primary(input.run, input.steps, i);
-    ranks[i].own = diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});
+    ranks[i].own =
+        diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});
   }
   return ranks;
 }

@@ -19,20 +19,16 @@ constexpr size_t kMostRanksListed = 8;
 
 std::string percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
 
-bool is_waited_for(const JobRanks& job, size_t i) {
-  return std::find(job.waited_for.begin(), job.waited_for.end(), i) != job.waited_for.end();
-}
-
 std::string others_waits(const JobRanks& job) {
   std::string text;
-  size_t listed = 0, others = 0;
+  size_t others = 0;
   for (size_t i = 0; i < job.ranks.size(); ++i) {
     const auto& wait = job.ranks[i].steps.collective_wait_fraction;
-    if (is_waited_for(job, i) || !wait) continue;
-    ++others;
-    if (listed++ < kMostRanksListed) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", job_rank_label(job.ranks[i]), percent(*wait));
+    if (job.is_waited_for(i) || !wait) continue;
+    if (others++ >= kMostRanksListed) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", job_rank_label(job.ranks[i]), percent(*wait));
   }
-  if (listed > kMostRanksListed) text += fmt::format(" and {} more", listed - kMostRanksListed);
+  if (others > kMostRanksListed) text += fmt::format(" and {} more", others - kMostRanksListed);
   return fmt::format("{} other rank{}: {}", others, others == 1 ? "" : "s", text);
 }
 
@@ -41,7 +37,7 @@ std::string others_step(const JobRanks& job) {
   double step_ms = 0;
   size_t count = 0;
   for (size_t i = 0; i < job.ranks.size(); ++i) {
-    if (is_waited_for(job, i) || !job.ranks[i].steps.collective_wait_fraction) continue;
+    if (job.is_waited_for(i) || !job.ranks[i].steps.collective_wait_fraction) continue;
     step_ms += job.ranks[i].steps.step_time.mean_ms;
     ++count;
   }
@@ -64,9 +60,10 @@ Finding straggler_finding(const JobRanks& job) {
   std::string who;
   for (size_t i : job.waited_for) who += (who.empty() ? "" : ", ") + job_rank_label(job.ranks[i]);
   const std::string short_who = job_rank_label(first);
-  Finding f = time_finding("rank_straggler", *job.others_wait_fraction,
-                           fmt::format("The other ranks wait {} of their steps for {}", percent(*job.others_wait_fraction),
-                                       job.waited_for.size() == 1 ? short_who : who));
+  const std::string title = fmt::format("The other ranks wait {} of their steps for {}",
+                                        percent(*job.others_wait_fraction),
+                                        job.waited_for.size() == 1 ? short_who : who);
+  Finding f = time_finding("rank_straggler", *job.others_wait_fraction, title);
   for (size_t i : job.waited_for) {
     f.evidence.push_back(fmt::format("{} waits {} of its steps for the others", job_rank_label(job.ranks[i]),
                                      percent(*job.ranks[i].steps.collective_wait_fraction)));

@@ -1,6 +1,5 @@
 #include "renderers/report/steps_json.hpp"
 
-#include <algorithm>
 #include <numeric>
 
 #include "renderers/json_writer.hpp"
@@ -91,10 +90,6 @@ void append_attribution(const Run& run, const StepSampleAttribution& a, std::str
   append_functions(run, out, a.worker_functions);
 }
 
-bool listed(const std::vector<size_t>& indexes, size_t i) {
-  return std::find(indexes.begin(), indexes.end(), i) != indexes.end();
-}
-
 void append_job_rank(std::string& out, const JobRanks& job, size_t i) {
   const JobRank& rank = job.ranks[i];
   JsonObject r(out);
@@ -105,7 +100,7 @@ void append_job_rank(std::string& out, const JobRanks& job, size_t i) {
   r.number_or_null("local_rank", rank.local_rank);
   r.number_or_null("collective_wait_fraction", rank.steps.collective_wait_fraction);
   r.text("top_phase", step_phase_name(top_phase(rank.steps)));
-  r.boolean("waited_for", listed(job.waited_for, i)).boolean("slow", listed(job.slow, i));
+  r.boolean("waited_for", job.is_waited_for(i)).boolean("slow", job.is_slow(i));
 }
 
 // Every rank of the job, the slowest and the stragglers by step time (as
@@ -115,7 +110,9 @@ void append_job_ranks(const JobRanks& job, JsonObject& o, std::string& out) {
   std::iota(indexes.begin(), indexes.end(), 0);
   o.field("ranks");
   append_json_array(out, indexes, [&](std::string& s, size_t i) { append_job_rank(s, job, i); });
-  o.number_or_null("slowest_pid", job.slowest ? std::optional<int64_t>(job.ranks[*job.slowest].steps.pid) : std::nullopt);
+  std::optional<int64_t> slowest_pid;
+  if (job.slowest) slowest_pid = job.ranks[*job.slowest].steps.pid;
+  o.number_or_null("slowest_pid", slowest_pid);
   o.field("straggler_pids");
   append_json_array(out, job.slow, [&](std::string& s, size_t i) { s += std::to_string(job.ranks[i].steps.pid); });
   std::vector<int64_t> waited_for;

@@ -76,10 +76,6 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
   write_functions(run, "DataLoader workers, during batches: top functions", a.worker_samples, a.worker_functions, out);
 }
 
-bool listed(const std::vector<size_t>& indexes, size_t i) {
-  return std::find(indexes.begin(), indexes.end(), i) != indexes.end();
-}
-
 std::string percent_or_dash(std::optional<double> share) {
   return share ? fmt::format("{:.0f}%", 100 * *share) : "-";
 }
@@ -103,16 +99,17 @@ void write_ranks(const JobRanks& job, std::ostream& out) {
   out << ranks_heading(job);
   out << fmt::format("  {:>6} {:>16} {:>4} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9}  {}\n", "rank", "host", "node", "pid",
                      "steps", "p50 ms", "mean ms", "data wait", "coll wait", "top phase");
+  const auto data_wait = static_cast<size_t>(StepPhase::kDataWait);
   for (size_t i = 0; i < job.ranks.size(); ++i) {
     const JobRank& r = job.ranks[i];
     const ProcessSteps& p = r.steps;
     std::string marks;
-    if (listed(job.waited_for, i)) marks += "  <- waited for";
-    if (listed(job.slow, i)) marks += "  <- slow";
+    if (job.is_waited_for(i)) marks += "  <- waited for";
+    if (job.is_slow(i)) marks += "  <- slow";
     out << fmt::format("  {:>6} {:>16} {:>4} {:>8} {:>6} {:>9.2f} {:>9.2f} {:>9} {:>9}  {}{}\n",
                        p.rank ? std::to_string(*p.rank) : "-", r.host.empty() ? "-" : printable_utf8(r.host),
                        r.node_rank ? std::to_string(*r.node_rank) : "-", p.pid, p.steps.size(), p.step_time.p50_ms,
-                       p.step_time.mean_ms, percent_or_dash(p.phase_fractions[static_cast<size_t>(StepPhase::kDataWait)]),
+                       p.step_time.mean_ms, percent_or_dash(p.phase_fractions[data_wait]),
                        percent_or_dash(p.collective_wait_fraction), step_phase_name(top_phase(p)), marks);
   }
 }
