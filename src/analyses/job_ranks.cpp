@@ -50,13 +50,9 @@ void find_waited_for(JobRanks& job) {
   }
   if (job.waited_for.empty()) return;
   double total = 0;
-  size_t count = 0;
-  for (size_t i : known) {
-    if (job.is_waited_for(i)) continue;
-    total += wait_of(i);
-    ++count;
-  }
-  if (count > 0) job.others_wait_fraction = total / static_cast<double>(count);
+  const std::vector<size_t> waiting = job.waiting_ranks();
+  for (size_t i : waiting) total += wait_of(i);
+  if (!waiting.empty()) job.others_wait_fraction = total / static_cast<double>(waiting.size());
 }
 
 }  // namespace
@@ -66,6 +62,14 @@ bool JobRanks::is_waited_for(size_t i) const {
 }
 
 bool JobRanks::is_slow(size_t i) const { return std::find(slow.begin(), slow.end(), i) != slow.end(); }
+
+std::vector<size_t> JobRanks::waiting_ranks() const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].steps.collective_wait_fraction && !is_waited_for(i)) out.push_back(i);
+  }
+  return out;
+}
 
 std::vector<JobRank> job_ranks_of(const Run& run, const StepsAnalysis& steps, const std::string& source) {
   std::vector<JobRank> out;

@@ -38,7 +38,8 @@ struct JobRank {
   bool primary = false;               // the process its run's figures and diagnosis describe
   ProcessSteps steps;
   // Its own findings: its run's for the primary; for another process of a
-  // run of several ranks, the rules run again as if it were the primary.
+  // run of several ranks, the rules run again as if it were the primary
+  // (only where it has a collective wait: the others can wait for no other).
   std::optional<Diagnosis> own;
 };
 
@@ -52,6 +53,8 @@ struct JobRanks {
 
   bool is_waited_for(size_t i) const;
   bool is_slow(size_t i) const;
+  // The ranks that wait for those waited for: a known wait, not waited for.
+  std::vector<size_t> waiting_ranks() const;
 };
 
 // The ranks of one run (or trace) read from `source`.

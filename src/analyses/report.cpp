@@ -30,7 +30,8 @@ std::string rank_label(const GpuRank& rank) {
 
 // The run's ranks (its processes with steps), each with its own diagnosis:
 // the run's (`diagnosis`, of `input`) for its primary process, the rules run
-// again as if it were the primary for each other one.
+// again as if it were the primary for each other one that may turn out to be
+// waited for (one with a collective wait: job_ranks.hpp).
 std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis,
                                      const std::string& source) {
   std::vector<JobRank> ranks = job_ranks_of(input.run, input.steps, source);  // in the order of steps.processes
@@ -39,6 +40,7 @@ std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosi
       ranks[i].own = diagnosis;
       continue;
     }
+    if (!ranks[i].steps.collective_wait_fraction) continue;
     StepsAnalysis alone = with_primary(input.run, input.steps, i);
     ranks[i].own =
         diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});

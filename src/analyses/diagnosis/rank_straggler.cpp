@@ -20,28 +20,22 @@ constexpr size_t kMostRanksListed = 8;
 std::string percent(double share) { return fmt::format("{:.0f}%", 100 * share); }
 
 std::string others_waits(const JobRanks& job) {
+  const std::vector<size_t> others = job.waiting_ranks();
   std::string text;
-  size_t others = 0;
-  for (size_t i = 0; i < job.ranks.size(); ++i) {
-    const auto& wait = job.ranks[i].steps.collective_wait_fraction;
-    if (job.is_waited_for(i) || !wait) continue;
-    if (others++ >= kMostRanksListed) continue;
-    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", job_rank_label(job.ranks[i]), percent(*wait));
+  for (size_t n = 0; n < std::min(others.size(), kMostRanksListed); ++n) {
+    const JobRank& rank = job.ranks[others[n]];
+    text += fmt::format("{}{} {}", n ? ", " : "", job_rank_label(rank), percent(*rank.steps.collective_wait_fraction));
   }
-  if (others > kMostRanksListed) text += fmt::format(" and {} more", others - kMostRanksListed);
-  return fmt::format("{} other rank{}: {}", others, others == 1 ? "" : "s", text);
+  if (others.size() > kMostRanksListed) text += fmt::format(" and {} more", others.size() - kMostRanksListed);
+  return fmt::format("{} other rank{}: {}", others.size(), others.size() == 1 ? "" : "s", text);
 }
 
 // The others' mean step and the time of it they wait.
 std::string others_step(const JobRanks& job) {
+  const std::vector<size_t> others = job.waiting_ranks();
   double step_ms = 0;
-  size_t count = 0;
-  for (size_t i = 0; i < job.ranks.size(); ++i) {
-    if (job.is_waited_for(i) || !job.ranks[i].steps.collective_wait_fraction) continue;
-    step_ms += job.ranks[i].steps.step_time.mean_ms;
-    ++count;
-  }
-  step_ms /= static_cast<double>(std::max<size_t>(count, 1));
+  for (size_t i : others) step_ms += job.ranks[i].steps.step_time.mean_ms;
+  step_ms /= static_cast<double>(std::max<size_t>(others.size(), 1));
   return fmt::format("the others wait {:.1f} ms of a mean {:.1f} ms step in collectives (all-reduce in backward, "
                      "barriers), while the ranks they wait for wait least",
                      step_ms * *job.others_wait_fraction, step_ms);

@@ -63,7 +63,8 @@ void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vec
     WaitCount& count = counts[found->second];
     ++count.samples;
     if (s.state != ThreadState::kIdle) continue;
-    bool in_backward = !on_accelerator[found->second] && phases.phase_at(p, s.tid, s.ts_ns) == StepPhase::kBackward;
+    bool in_backward =
+        !on_accelerator[found->second] && phases.phase_in_step(p.pid, s.tid, s.ts_ns) == StepPhase::kBackward;
     if (in_backward || stacks.contains_collective(s.stack)) ++count.waiting;
   }
   for (size_t i = 0; i < processes.size(); ++i) {

@@ -44,7 +44,11 @@ const StepRecord* step_at(const ProcessSteps& process, int64_t tid, int64_t ts) 
 
 std::optional<StepPhase> PhaseIndex::phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const {
   if (!step_at(process, tid, ts)) return std::nullopt;
-  if (const ThreadPhases* phases = find(process.pid, tid)) {
+  return phase_in_step(process.pid, tid, ts);
+}
+
+StepPhase PhaseIndex::phase_in_step(int64_t pid, int64_t tid, int64_t ts) const {
+  if (const ThreadPhases* phases = find(pid, tid)) {
     for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) {
       if (covers((*phases)[i], ts)) return static_cast<StepPhase>(i);
     }

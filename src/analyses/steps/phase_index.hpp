@@ -36,6 +36,8 @@ class PhaseIndex {
   // The phase of `ts` on thread `tid` within the steps of `process` (sorted
   // by end); none outside its steps or on another thread than its step's.
   std::optional<StepPhase> phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const;
+  // The phase of `ts` on thread (pid, tid), known to lie in one of its steps.
+  StepPhase phase_in_step(int64_t pid, int64_t tid, int64_t ts) const;
 
  private:
   std::map<std::pair<int64_t, int64_t>, ThreadPhases> by_thread_;
