@@ -15,6 +15,8 @@ What each hook measures (docs/steps.md has the whole story):
   gc          gc.callbacks: each collection of Python's cyclic garbage collector
   profiler    torch.profiler asking for CUDA activity: stepscope's GPU collector
               hands CUPTI over to it first (_cupti.py)
+  distributed init_process_group: from then on the process answers `stepscope dump`
+              with torch's Flight Recorder state (_flight.py)
 
 Every hook is a Hook: its first exception turns it off with one warning.
 """
@@ -27,7 +29,7 @@ import random
 import sys
 import threading
 
-from . import _channel, _cupti, _steps
+from . import _channel, _cupti, _flight, _steps
 from ._hook import Hook
 
 _get_tid = threading.get_native_id
@@ -41,6 +43,7 @@ worker_hook = Hook("worker_batch")
 memory_hook = Hook("cuda_memory")
 gc_hook = Hook("gc")
 profiler_hook = Hook("profiler")
+distributed_hook = Hook("distributed")
 
 # Per thread: nesting of module forwards, backward calls and optimizer steps, so only
 # the outermost call of each makes a span (a model's submodules, Tensor.backward
@@ -534,6 +537,21 @@ def _install_profiler_hooks(torch):
     return _replace(module, "_prepare_profiler", prepare_profiler)
 
 
+def _install_distributed_hooks(torch):
+    distributed = torch.distributed
+    if not distributed.is_available():
+        return None
+    original_init = distributed.init_process_group
+
+    @functools.wraps(original_init)
+    def init_process_group(*args, **kwargs):
+        result = original_init(*args, **kwargs)
+        distributed_hook.run(_flight.serve)
+        return result
+
+    return _replace(distributed, "init_process_group", init_process_group)
+
+
 # ------------------------------------------------------------------------- install
 
 _INSTALLERS = (
@@ -547,6 +565,7 @@ _INSTALLERS = (
     (memory_hook, _install_memory_hooks),
     (gc_hook, _install_gc_hooks),
     (profiler_hook, _install_profiler_hooks),
+    (distributed_hook, _install_distributed_hooks),
 )
 
 

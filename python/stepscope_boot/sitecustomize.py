@@ -8,7 +8,9 @@ def _arm():
     if not os.environ.get("STEPSCOPE_CHANNEL"):
         return
     try:
-        from stepscope import _torch_hooks
+        from stepscope import _flight, _torch_hooks
+        _flight.enable_flight_recorder()
+        _flight.note_exit_of_ranks()
         _torch_hooks.install_when_imported()
     except Exception as error:  # noqa: BLE001 - never stop the program from starting
         import sys

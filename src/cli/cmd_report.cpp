@@ -4,10 +4,16 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
+#include "analyses/collective_hang.hpp"
 #include "analyses/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/input.hpp"
 #include "cli/output.hpp"
+#include "importers/dump_file.hpp"
+#include "renderers/report/hang_json.hpp"
+#include "renderers/report/hang_text.hpp"
 #include "renderers/report/html.hpp"
 #include "renderers/report/json.hpp"
 #include "renderers/report/text.hpp"
@@ -45,8 +51,30 @@ void write_html(const Run& run, const Report& report, const ReportOptions& optio
   write_output(options.html, [&](std::ostream& out) { write_report_html(report, profile, include_idle, out); });
 }
 
+// Dumps of a hung job's nodes: where each rank is, and why the job hangs.
+int run_hang_report(const std::vector<std::string>& inputs, const ReportOptions& options) {
+  if (!options.html.empty()) throw InputError("--html: a report over dumps is text or JSON");
+  std::vector<Dump> dumps;
+  for (const std::string& input : inputs) {
+    if (!is_dump_file(input)) {
+      throw InputError(fmt::format("{}: not a stepscope dump; a report over dumps reads dumps only", input));
+    }
+    dumps.push_back(read_dump_file(input));
+  }
+  HangAnalysis hang = analyse_hang(dumps);
+  write_output(options.output, [&](std::ostream& out) {
+    if (options.json) {
+      write_hang_json(hang, out);
+    } else {
+      write_hang_text(hang, TextStyle(use_color(options)), out);
+    }
+  });
+  return 0;
+}
+
 int run_report(const ReportOptions& options) {
   std::vector<std::string> inputs = expand_inputs(options.inputs);
+  if (is_dump_file(inputs.front())) return run_hang_report(inputs, options);
   // No analysis reads a trace's flows: binding them is left out (a tenth of
   // the time on large traces), except under --strict, which refuses the
   // traces that `import --strict` refuses, flows that bind to nothing included.
@@ -80,8 +108,8 @@ Command add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand("report", "What a run or trace spent its time on");
   cmd->add_option("input", options->inputs,
-                  "run file (RUN.db) or trace (.json, .json.gz); several traces or a directory of "
-                  "them: the ranks of one job, compared")
+                  "run file (RUN.db) or trace (.json, .json.gz); several runs, traces or a directory of "
+                  "them: the ranks of one job, compared; dumps (dump --json) of a hung job's nodes: why it hangs")
       ->required();
   cmd->add_flag("--json", options->json, "machine-readable JSON (schema stepscope.report/1)");
   cmd->add_option("--html", options->html,

@@ -1,9 +1,14 @@
 #include "collectors/stack_snapshot.hpp"
 
+#include <chrono>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "collectors/flight_recorder_client.hpp"
+#include "collectors/job_identity.hpp"
+#include "collectors/process/environment.hpp"
 #include "collectors/process/proc_threads.hpp"
 #include "collectors/process/tree.hpp"
 #include "collectors/python/process.hpp"
@@ -46,6 +51,47 @@ void snapshot_threads(PythonProcess& process, ProcessSnapshot& snapshot) {
   for (const PythonThreadStack& stack : stacks) snapshot.threads.push_back(snapshot_thread(stack, proc));
 }
 
+std::optional<int64_t> number_in(const std::map<std::string, std::string>& values, const char* name) {
+  auto found = values.find(name);
+  if (found == values.end() || found->second.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    int64_t number = std::stoll(found->second, &used);
+    if (used == found->second.size() && number >= 0) return number;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// The job a rank belongs to, as its launcher told it: the scheduler's id,
+// torchrun's run id (unless left at its default, "none"), else where its
+// ranks meet.
+std::string job_of(const std::map<std::string, std::string>& values) {
+  auto value = [&](const char* name) {
+    auto found = values.find(name);
+    return found == values.end() ? std::string() : found->second;
+  };
+  if (!value("SLURM_JOB_ID").empty()) return value("SLURM_JOB_ID");
+  if (std::string run = value("TORCHELASTIC_RUN_ID"); !run.empty() && run != "none") return run;
+  if (!value("MASTER_ADDR").empty()) return value("MASTER_ADDR") + ":" + value("MASTER_PORT");
+  return {};
+}
+
+// Rank, world size and job from the environment; the Flight Recorder of a
+// Python rank whose hooks can answer.
+void describe_rank(ProcessSnapshot& snapshot, const std::string& recorder_folder) {
+  auto values = process_environment_values(
+      snapshot.pid, {"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "MASTER_ADDR",
+                     "MASTER_PORT"});
+  snapshot.rank = number_in(values, "RANK");
+  snapshot.local_rank = number_in(values, "LOCAL_RANK");
+  snapshot.world_size = number_in(values, "WORLD_SIZE");
+  if (!snapshot.rank) return;
+  snapshot.job = job_of(values);
+  if (snapshot.python_version.empty()) return;
+  snapshot.flight_recorder = ask_flight_recorder(snapshot.pid, recorder_folder, snapshot.flight_recorder_problem);
+}
+
 ProcessSnapshot snapshot_process(pid_t pid, bool is_root) {
   ProcessSnapshot snapshot;
   snapshot.pid = pid;
@@ -67,12 +113,27 @@ ProcessSnapshot snapshot_process(pid_t pid, bool is_root) {
 
 }  // namespace
 
-std::vector<ProcessSnapshot> snapshot_tree(pid_t root) {
+Dump snapshot_tree(pid_t root) {
   std::vector<pid_t> tree = process_tree(root);
   if (tree.empty()) throw InputError(fmt::format("no process with pid {}", root));
-  std::vector<ProcessSnapshot> out;
-  for (pid_t pid : tree) out.push_back(snapshot_process(pid, pid == root));
-  return out;
+  Dump dump;
+  dump.host = this_host();
+  dump.time_unix_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  dump.root_pid = root;
+  // The recorder's folder also keeps the exit notes of the ranks now gone.
+  std::set<std::string> recorder_folders;
+  for (pid_t pid : tree) {
+    ProcessSnapshot& process = dump.processes.emplace_back(snapshot_process(pid, pid == root));
+    std::string folder = recorder_folder_of(pid);
+    describe_rank(process, folder);
+    if (!folder.empty()) recorder_folders.insert(folder);
+  }
+  for (const std::string& folder : recorder_folders) {
+    for (ExitedRank& exited : exited_ranks(folder)) dump.exited.push_back(std::move(exited));
+  }
+  return dump;
 }
 
 }  // namespace stepscope

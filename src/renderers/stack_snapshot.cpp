@@ -23,8 +23,14 @@ void append_thread_text(std::string& out, const ThreadSnapshot& thread) {
   }
 }
 
+std::string rank_text(const std::optional<int64_t>& rank, const std::optional<int64_t>& world_size) {
+  if (!rank) return {};
+  return world_size ? fmt::format(" (rank {} of {})", *rank, *world_size) : fmt::format(" (rank {})", *rank);
+}
+
 void append_process_text(std::string& out, const ProcessSnapshot& process) {
-  out += fmt::format("Process {}: {}\n", process.pid, printable_utf8(process.command));
+  out += fmt::format("Process {}{}: {}\n", process.pid, rank_text(process.rank, process.world_size),
+                     printable_utf8(process.command));
   if (process.python_version.empty()) {
     out += fmt::format("    {}\n", printable_utf8(process.problem));
     return;
@@ -32,6 +38,18 @@ void append_process_text(std::string& out, const ProcessSnapshot& process) {
   out += fmt::format("Python {} ({})\n", process.python_version, printable_utf8(process.image));
   if (!process.problem.empty()) out += fmt::format("    {}\n", printable_utf8(process.problem));
   for (const ThreadSnapshot& thread : process.threads) append_thread_text(out, thread);
+  if (process.flight_recorder) {
+    out += fmt::format("\nFlight Recorder: {} collectives kept\n", process.flight_recorder->entries.size());
+  } else if (!process.flight_recorder_problem.empty()) {
+    out += fmt::format("\nFlight Recorder: none ({})\n", printable_utf8(process.flight_recorder_problem));
+  }
+}
+
+void append_exited_text(std::string& out, const ExitedRank& exited) {
+  out += fmt::format("Process {}{}: exited", exited.pid, rank_text(exited.rank, exited.world_size));
+  if (exited.status) out += fmt::format(" with status {}", *exited.status);
+  if (!exited.exception.empty()) out += fmt::format(" ({})", printable_utf8(exited.exception));
+  out += '\n';
 }
 
 void append_thread_json(std::string& out, const ThreadSnapshot& thread) {
@@ -54,41 +72,45 @@ void append_process_json(std::string& out, const ProcessSnapshot& process) {
     JsonObject python(out);
     python.text("version", process.python_version).text("path", process.image);
   }
-  o.text_or_null("problem", process.problem).field("threads");
+  o.text_or_null("problem", process.problem);
+  o.number_or_null("rank", process.rank).number_or_null("local_rank", process.local_rank);
+  o.number_or_null("world_size", process.world_size).text_or_null("job", process.job);
+  o.field("threads");
   append_json_array(out, process.threads, append_thread_json);
+  // torch's own document, as it gave it: checked to be well-formed JSON
+  // when it was received, so it cannot break this one.
+  o.literal("flight_recorder", process.flight_recorder ? std::string_view(process.flight_recorder->json) : "null");
+  o.text_or_null("flight_recorder_problem", process.flight_recorder_problem);
+}
+
+void append_exited_json(std::string& out, const ExitedRank& exited) {
+  JsonObject o(out);
+  o.number("pid", exited.pid).number_or_null("rank", exited.rank).number_or_null("world_size", exited.world_size);
+  o.number_or_null("status", exited.status).text_or_null("exception", exited.exception);
 }
 
 }  // namespace
 
-const char* thread_state_name(ThreadState state) {
-  switch (state) {
-    case ThreadState::kRunning:
-      return "running";
-    case ThreadState::kIdle:
-      return "idle";
-    case ThreadState::kDiskWait:
-      return "disk wait";
-    case ThreadState::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
-void write_stack_snapshot_text(const std::vector<ProcessSnapshot>& processes, std::ostream& out) {
+void write_dump_text(const Dump& dump, std::ostream& out) {
   std::string text;
-  for (const ProcessSnapshot& process : processes) {
+  for (const ProcessSnapshot& process : dump.processes) {
     if (!text.empty()) text += '\n';
     append_process_text(text, process);
   }
+  if (!dump.exited.empty()) text += '\n';
+  for (const ExitedRank& exited : dump.exited) append_exited_text(text, exited);
   out << text;
 }
 
-void write_stack_snapshot_json(const std::vector<ProcessSnapshot>& processes, std::ostream& out) {
+void write_dump_json(const Dump& dump, std::ostream& out) {
   std::string text;
   {
     JsonObject root(text);
-    root.field("processes");
-    append_json_array(text, processes, append_process_json);
+    root.text("format", kDumpFormat).text("host", dump.host).number("time_unix_ns", dump.time_unix_ns);
+    root.number("root_pid", dump.root_pid).field("processes");
+    append_json_array(text, dump.processes, append_process_json);
+    root.field("exited");
+    append_json_array(text, dump.exited, append_exited_json);
   }
   out << text << '\n';
 }

@@ -1,18 +1,16 @@
 // `stepscope dump` output: a process tree's stacks as text (like py-spy
-// dump) or as one JSON document.
+// dump) or as one JSON document of format stepscope.dump/1
+// (docs/dump-format.md), which `report DUMP...` reads back.
 #pragma once
 
 #include <ostream>
 #include <vector>
 
-#include "collectors/stack_snapshot.hpp"
+#include "run/dump.hpp"
 
 namespace stepscope {
 
-void write_stack_snapshot_text(const std::vector<ProcessSnapshot>& processes, std::ostream& out);
-void write_stack_snapshot_json(const std::vector<ProcessSnapshot>& processes, std::ostream& out);
-
-// "running", "idle", "disk wait" or "unknown".
-const char* thread_state_name(ThreadState state);
+void write_dump_text(const Dump& dump, std::ostream& out);
+void write_dump_json(const Dump& dump, std::ostream& out);
 
 }  // namespace stepscope

@@ -30,6 +30,27 @@ std::optional<SpanKind> span_kind_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+const char* thread_state_name(ThreadState state) {
+  switch (state) {
+    case ThreadState::kRunning:
+      return "running";
+    case ThreadState::kIdle:
+      return "idle";
+    case ThreadState::kDiskWait:
+      return "disk wait";
+    case ThreadState::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+ThreadState thread_state_from_name(std::string_view name) {
+  for (ThreadState state : {ThreadState::kRunning, ThreadState::kIdle, ThreadState::kDiskWait}) {
+    if (name == thread_state_name(state)) return state;
+  }
+  return ThreadState::kUnknown;
+}
+
 FrameId Run::intern_frame(std::string_view function, std::string_view file, int32_t line,
                           FrameKind kind) {
   return frames.intern({strings.intern(function), strings.intern(file), line, kind});

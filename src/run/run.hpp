@@ -48,6 +48,10 @@ enum class ThreadState : uint8_t {
   kDiskWait = 3, // uninterruptible, usually I/O (D)
 };
 
+// "running", "idle", "disk wait" or "unknown", and back (unknown for any other name).
+const char* thread_state_name(ThreadState state);
+ThreadState thread_state_from_name(std::string_view name);
+
 struct Sample {
   int64_t ts_ns = 0;
   int64_t pid = 0;

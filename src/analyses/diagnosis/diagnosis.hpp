@@ -38,6 +38,9 @@ struct Finding {
   // about risk), and the bound on the speedup its remedy can bring.
   double share = 0;
   std::optional<double> expected_speedup;
+  // For a finding about neither time nor risk, what it means in a few words
+  // ("the job cannot go on"), shown where the bound would be.
+  std::string impact;
   // In a report over several ranks: the ranks it was found on (empty for a
   // single run). The figures are of the rank where the bound is highest.
   std::vector<std::string> ranks;

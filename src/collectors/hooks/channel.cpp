@@ -131,7 +131,8 @@ void HookChannel::close_socket() {
   fd_ = -1;
   std::error_code ec;
   if (!socket_path_.empty()) std::filesystem::remove(socket_path_, ec);
-  if (!dir_.empty()) std::filesystem::remove(dir_, ec);
+  // The ranks leave their Flight Recorder sockets and exit notes here too.
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   dir_.clear();
 }
 

@@ -58,6 +58,7 @@ std::string severity_label(Severity severity, const TextStyle& style) {
 }
 
 std::string gain(const Finding& f) {
+  if (!f.impact.empty()) return f.impact;
   return f.expected_speedup ? fmt::format("up to {:.2f}x faster", *f.expected_speedup) : "a risk, not a cost in time";
 }
 
