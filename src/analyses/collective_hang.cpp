@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/ranks.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -147,6 +148,7 @@ class HangBuilder {
       }
       for (const ExitedRank& exited : dump.exited) {
         if (!exited.rank || places_.count(*exited.rank)) continue;
+        has_rank = true;
         analysis_.world_size = std::max(analysis_.world_size, exited.world_size.value_or(*exited.rank + 1));
         RankPlace& place = places_[*exited.rank] = rank_at(*exited.rank, RankWhere::kExited, dump, where);
         place.pid = exited.pid;
@@ -247,9 +249,14 @@ class HangBuilder {
       } else if (rank < static_cast<int64_t>(analysis_.ranks.size())) {
         entered = place(rank).where == RankWhere::kInCollective;  // its stacks only
       }
-      (entered ? hang.entered_ranks : hang.missing_ranks).push_back(rank);
+      sort_rank(hang, rank, entered);
     }
     analysis_.hangs.push_back(std::move(hang));
+  }
+
+  void sort_rank(HangFinding& hang, int64_t rank, bool entered) {
+    bool seen = rank < static_cast<int64_t>(analysis_.ranks.size()) && place(rank).where != RankWhere::kAbsent;
+    (entered ? hang.entered_ranks : seen ? hang.missing_ranks : hang.unknown_ranks).push_back(rank);
   }
 
   std::vector<int64_t> members_of(const std::string& group) const {
@@ -280,8 +287,7 @@ class HangBuilder {
       HangFinding hang;
       hang.collective = *waiting.collective;
       for (const RankPlace& other : analysis_.ranks) {
-        bool entered = other.collective && same_collective(*other.collective, *waiting.collective);
-        (entered ? hang.entered_ranks : hang.missing_ranks).push_back(other.rank);
+        sort_rank(hang, other.rank, other.collective && same_collective(*other.collective, *waiting.collective));
       }
       analysis_.hangs.push_back(std::move(hang));
     }
@@ -290,6 +296,11 @@ class HangBuilder {
   // A hang whose missing ranks wait in no other collective comes first: it
   // is where the job stopped; the others follow from it.
   void order_and_describe() {
+    for (const RankPlace& place : analysis_.ranks) {
+      if (place.where == RankWhere::kAbsent) {
+        analysis_.warnings.push_back(fmt::format("rank {} is in none of the inputs", place.rank));
+      }
+    }
     auto waits_elsewhere = [&](const HangFinding& hang) {
       return std::all_of(hang.missing_ranks.begin(), hang.missing_ranks.end(),
                          [&](int64_t rank) { return place(rank).where == RankWhere::kInCollective; });
@@ -315,7 +326,13 @@ class HangBuilder {
     finding.severity = Severity::kHigh;
     finding.impact = "the job cannot go on";
     std::string what = label(hang.collective);
-    if (hang.missing_ranks.empty()) {
+    if (hang.missing_ranks.empty() && !hang.unknown_ranks.empty()) {
+      finding.title = fmt::format("{} {} in {}; {} in none of the inputs (dump {} node to see whether {} entered)",
+                                  ranks_word(hang.entered_ranks), hang.entered_ranks.size() == 1 ? "waits" : "wait",
+                                  what, ranks_word(hang.unknown_ranks, false),
+                                  hang.unknown_ranks.size() == 1 ? "its" : "their nodes",
+                                  hang.unknown_ranks.size() == 1 ? "it" : "they");
+    } else if (hang.missing_ranks.empty()) {
       finding.title = fmt::format("Every rank waits in {}; none is missing", what);
     } else {
       std::string waiting = hang.entered_ranks.empty() ? "no rank waits"
@@ -326,7 +343,9 @@ class HangBuilder {
     finding.evidence.push_back(entered_evidence(hang, what));
     size_t described = 0;
     bool mismatch = false;
-    for (int64_t rank : hang.missing_ranks) {
+    std::vector<int64_t> not_in = hang.missing_ranks;
+    not_in.insert(not_in.end(), hang.unknown_ranks.begin(), hang.unknown_ranks.end());
+    for (int64_t rank : not_in) {
       const RankPlace& missing = place(rank);
       mismatch = mismatch || missing.where == RankWhere::kInCollective;
       if (described++ < kRanksDescribed) finding.evidence.push_back(missing_evidence(missing));
@@ -344,9 +363,12 @@ class HangBuilder {
 
   std::string entered_evidence(const HangFinding& hang, const std::string& what) {
     if (hang.entered_ranks.empty()) return fmt::format("No rank entered {}.", what);
+    bool one = hang.entered_ranks.size() == 1;
     std::string how = hang.collective.seq >= 0 ? "the Flight Recorder has it enqueued and not completed"
-                                               : "their stacks are in it";
-    if (hang.collective.name == "backward") how = "their main threads are idle in backward";
+                                               : (one ? "its stack is in it" : "their stacks are in it");
+    if (hang.collective.name == "backward") {
+      how = one ? "its main thread is idle in backward" : "their main threads are idle in backward";
+    }
     return fmt::format("{} entered {} ({}).", ranks_word(hang.entered_ranks), what, how);
   }
 
@@ -368,10 +390,15 @@ class HangBuilder {
       case RankWhere::kAbsent:
         break;
     }
-    return fmt::format("{} is in none of the dumps: dump its node too, or it has exited.", who);
+    return fmt::format("{} is in none of the inputs: dump its node too (or give the run of its node, if it ended).",
+                       who);
   }
 
   std::string recommendation_for(const HangFinding& hang, bool mismatch) {
+    if (hang.missing_ranks.empty() && !hang.unknown_ranks.empty()) {
+      return "Dump every node of the job (stepscope dump --pid PID --json -o DUMP.json on each) and report "
+             "them together, to see where the other ranks are.";
+    }
     if (hang.missing_ranks.empty()) {
       return "No rank is missing, so the collective itself does not finish: look below Python (a broken link, "
              "a device fault; NCCL_DEBUG=INFO, the network and the devices' logs).";
@@ -385,10 +412,6 @@ class HangBuilder {
       return fmt::format("Read rank {}'s own error first: the others wait for a rank that is gone. A "
                          "process-group timeout (init_process_group(timeout=...)) makes them fail instead of "
                          "hang.", first.rank);
-    }
-    if (first.where == RankWhere::kAbsent) {
-      return "Dump every node of the job (stepscope dump --pid PID --json -o DUMP.json on each) to see where "
-             "the missing ranks are.";
     }
     return fmt::format("Find why rank {} does not reach the collective: its stack above shows where it waits "
                        "(a lock, I/O, a data loader, a condition only some ranks meet). A process-group timeout "
@@ -406,6 +429,23 @@ class HangBuilder {
 }  // namespace
 
 HangAnalysis analyse_hang(const std::vector<Dump>& dumps) { return HangBuilder(dumps).build(); }
+
+Dump exits_of_run(const Run& run, const std::string& source) {
+  Dump dump;
+  dump.source = source;
+  if (auto host = run.metadata.find("host"); host != run.metadata.end()) dump.host = host->second;
+  for (const Process& process : run.processes) {
+    auto rank = process_rank(run, process.pid);
+    if (!rank) continue;
+    ExitedRank& exited = dump.exited.emplace_back();
+    exited.pid = static_cast<pid_t>(process.pid);
+    exited.rank = rank;
+    exited.world_size = process_number(run, process.pid, "world_size");
+    exited.status = process_number(run, process.pid, "exit_status");
+    exited.exception = process_fact(run, process.pid, "exception").value_or("");
+  }
+  return dump;
+}
 
 bool holds_whole_job(const Dump& dump) {
   std::set<int64_t> ranks;

@@ -49,6 +49,8 @@ struct HangFinding {
   Finding finding;  // id collective_hang
   CollectiveRef collective;
   std::vector<int64_t> entered_ranks, missing_ranks;
+  // Ranks in none of the inputs: whether they entered is not known.
+  std::vector<int64_t> unknown_ranks;
 };
 
 struct HangAnalysis {
@@ -64,6 +66,11 @@ struct HangAnalysis {
 
 // Throws InputError for dumps of different jobs, or a rank in two dumps.
 HangAnalysis analyse_hang(const std::vector<Dump>& dumps);
+
+// A run of a node whose recording has ended: every rank it recorded has
+// exited, with the status and exception the hooks noted (a rank that died).
+// `report DUMP... RUN...` puts it beside the dumps of the nodes still hung.
+Dump exits_of_run(const Run& run, const std::string& source);
 
 // Whether `dump` holds every rank of its job (running or exited), so that
 // `dump` can give the verdict itself.

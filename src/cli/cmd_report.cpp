@@ -17,6 +17,7 @@
 #include "renderers/report/html.hpp"
 #include "renderers/report/json.hpp"
 #include "renderers/report/text.hpp"
+#include "run/run_file.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {
@@ -52,14 +53,12 @@ void write_html(const Run& run, const Report& report, const ReportOptions& optio
 }
 
 // Dumps of a hung job's nodes: where each rank is, and why the job hangs.
+// Runs beside them are nodes whose recording ended: their ranks exited.
 int run_hang_report(const std::vector<std::string>& inputs, const ReportOptions& options) {
   if (!options.html.empty()) throw InputError("--html: a report over dumps is text or JSON");
   std::vector<Dump> dumps;
   for (const std::string& input : inputs) {
-    if (!is_dump_file(input)) {
-      throw InputError(fmt::format("{}: not a stepscope dump; a report over dumps reads dumps only", input));
-    }
-    dumps.push_back(read_dump_file(input));
+    dumps.push_back(is_dump_file(input) ? read_dump_file(input) : exits_of_run(load_run(input), input));
   }
   HangAnalysis hang = analyse_hang(dumps);
   write_output(options.output, [&](std::ostream& out) {
@@ -74,7 +73,7 @@ int run_hang_report(const std::vector<std::string>& inputs, const ReportOptions&
 
 int run_report(const ReportOptions& options) {
   std::vector<std::string> inputs = expand_inputs(options.inputs);
-  if (is_dump_file(inputs.front())) return run_hang_report(inputs, options);
+  if (std::any_of(inputs.begin(), inputs.end(), is_dump_file)) return run_hang_report(inputs, options);
   // No analysis reads a trace's flows: binding them is left out (a tenth of
   // the time on large traces), except under --strict, which refuses the
   // traces that `import --strict` refuses, flows that bind to nothing included.

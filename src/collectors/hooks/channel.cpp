@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "collectors/flight_recorder_client.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -123,7 +125,17 @@ void HookChannel::poll(Run& run, const std::vector<pid_t>&, int64_t) {
 
 void HookChannel::finish(Run& run, const std::vector<pid_t>& tree, int64_t now_ns) {
   poll(run, tree, now_ns);
+  keep_exit_notes(run);
   close_socket();
+}
+
+// A rank that died of an exception left a note: the run keeps it, so that a
+// report over the dumps of the nodes still hung can say why it is missing.
+void HookChannel::keep_exit_notes(Run& run) const {
+  for (const ExitedRank& exited : exited_ranks(dir_)) {
+    if (exited.status) run.metadata[fmt::format("hooks.{}.exit_status", exited.pid)] = std::to_string(*exited.status);
+    if (!exited.exception.empty()) run.metadata[fmt::format("hooks.{}.exception", exited.pid)] = exited.exception;
+  }
 }
 
 void HookChannel::close_socket() {

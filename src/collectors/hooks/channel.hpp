@@ -42,6 +42,7 @@ class HookChannel : public RecordingSource {
 
  private:
   void close_socket();
+  void keep_exit_notes(Run& run) const;
 
   std::string python_dir_;
   std::string dir_;

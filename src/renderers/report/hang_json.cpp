@@ -61,6 +61,8 @@ void append_hang(std::string& out, const HangFinding& hang) {
   append_ranks(out, hang.entered_ranks);
   o.field("missing_ranks");
   append_ranks(out, hang.missing_ranks);
+  o.field("unknown_ranks");
+  append_ranks(out, hang.unknown_ranks);
 }
 
 }  // namespace

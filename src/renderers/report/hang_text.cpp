@@ -45,7 +45,7 @@ void write_hang_verdict(const HangAnalysis& hang, const TextStyle& style, std::o
 
 void write_hang_text(const HangAnalysis& hang, const TextStyle& style, std::ostream& out) {
   std::string job = hang.job.empty() ? "" : fmt::format(" of job {}", printable_utf8(hang.job));
-  out << style.bold(fmt::format("Hang{}: {} ranks, {} dumps", job, hang.ranks.size(), hang.inputs.size()))
+  out << style.bold(fmt::format("Hang{}: {} ranks, {} inputs", job, hang.ranks.size(), hang.inputs.size()))
       << fmt::format(" (from {})\n", where_flight_recorder_says(hang));
   for (const std::string& warning : hang.warnings) out << style.yellow("warning: ") << printable_utf8(warning) << '\n';
   if (!hang.ranks.empty()) {
