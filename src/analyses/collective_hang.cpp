@@ -327,11 +327,11 @@ class HangBuilder {
     finding.impact = "the job cannot go on";
     std::string what = label(hang.collective);
     if (hang.missing_ranks.empty() && !hang.unknown_ranks.empty()) {
-      finding.title = fmt::format("{} {} in {}; {} in none of the inputs (dump {} node to see whether {} entered)",
+      bool one = hang.unknown_ranks.size() == 1;
+      finding.title = fmt::format("{} {} in {}; {} {} in none of the inputs (dump {} to see whether {} entered)",
                                   ranks_word(hang.entered_ranks), hang.entered_ranks.size() == 1 ? "waits" : "wait",
-                                  what, ranks_word(hang.unknown_ranks, false),
-                                  hang.unknown_ranks.size() == 1 ? "its" : "their nodes",
-                                  hang.unknown_ranks.size() == 1 ? "it" : "they");
+                                  what, ranks_word(hang.unknown_ranks, false), one ? "is" : "are",
+                                  one ? "its node" : "their nodes", one ? "it" : "they");
     } else if (hang.missing_ranks.empty()) {
       finding.title = fmt::format("Every rank waits in {}; none is missing", what);
     } else {
