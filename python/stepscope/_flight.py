@@ -105,6 +105,9 @@ def note_exit_of_ranks():
 def _write_exit_note(exception, pid):
     if pid != os.getpid():  # a forked child exiting is not the rank
         return
+    import multiprocessing
+    if multiprocessing.parent_process() is not None:  # nor is a spawned one (a DataLoader worker)
+        return
     note = {"pid": pid, "status": 1 if exception else None,
             "exception": exception[0][:_MAX_EXCEPTION] if exception else None}
     for key, env in (("rank", "RANK"), ("local_rank", "LOCAL_RANK"), ("world_size", "WORLD_SIZE")):

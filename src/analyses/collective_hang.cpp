@@ -382,11 +382,8 @@ class HangBuilder {
       case RankWhere::kElsewhere:
         return fmt::format("{} is instead in {}, {}.", who, describe_frames(missing.frames),
                            thread_state_name(missing.state));
-      case RankWhere::kExited: {
-        std::string status = missing.exit_status ? fmt::format(" with status {}", *missing.exit_status) : "";
-        std::string cause = missing.exception.empty() ? "" : fmt::format(" ({})", missing.exception);
-        return fmt::format("{} exited{}{}.", who, status, cause);
-      }
+      case RankWhere::kExited:
+        return fmt::format("{} {}.", who, exit_text(missing));
       case RankWhere::kAbsent:
         break;
     }
@@ -460,6 +457,13 @@ bool holds_whole_job(const Dump& dump) {
   }
   return world_size > 0 && static_cast<int64_t>(ranks.size()) == world_size &&
          *ranks.rbegin() == world_size - 1;
+}
+
+std::string exit_text(const RankPlace& place) {
+  std::string text = "exited";
+  if (place.exit_status) text += fmt::format(" with status {}", *place.exit_status);
+  if (!place.exception.empty()) text += fmt::format(" ({})", place.exception);
+  return text;
 }
 
 std::string describe_frames(const std::vector<SnapshotFrame>& frames, size_t count) {

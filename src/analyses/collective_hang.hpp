@@ -76,6 +76,9 @@ Dump exits_of_run(const Run& run, const std::string& source);
 // `dump` can give the verdict itself.
 bool holds_whole_job(const Dump& dump);
 
+// "exited with status 1 (ValueError: ...)", or "exited" when nothing more is known.
+std::string exit_text(const RankPlace& place);
+
 // "wait_for_lock (hung_job.py:33) <- train (hung_job.py:47)": a rank's place
 // in words, innermost first.
 std::string describe_frames(const std::vector<SnapshotFrame>& frames, size_t count = 3);

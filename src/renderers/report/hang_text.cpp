@@ -26,12 +26,8 @@ std::string rank_place_text(const RankPlace& place) {
                                 : place.collective->name);
     case RankWhere::kElsewhere:
       return fmt::format("{}, {}", describe_frames(place.frames, 2), thread_state_name(place.state));
-    case RankWhere::kExited: {
-      std::string text = "exited";
-      if (place.exit_status) text += fmt::format(" with status {}", *place.exit_status);
-      if (!place.exception.empty()) text += fmt::format(" ({})", place.exception);
-      return text;
-    }
+    case RankWhere::kExited:
+      return exit_text(place);
     case RankWhere::kAbsent:
       break;
   }
