@@ -249,12 +249,12 @@ class HangBuilder {
       } else if (rank < static_cast<int64_t>(analysis_.ranks.size())) {
         entered = place(rank).where == RankWhere::kInCollective;  // its stacks only
       }
-      sort_rank(hang, rank, entered);
+      classify_rank(hang, rank, entered);
     }
     analysis_.hangs.push_back(std::move(hang));
   }
 
-  void sort_rank(HangFinding& hang, int64_t rank, bool entered) {
+  void classify_rank(HangFinding& hang, int64_t rank, bool entered) {
     bool seen = rank < static_cast<int64_t>(analysis_.ranks.size()) && place(rank).where != RankWhere::kAbsent;
     (entered ? hang.entered_ranks : seen ? hang.missing_ranks : hang.unknown_ranks).push_back(rank);
   }
@@ -287,7 +287,7 @@ class HangBuilder {
       HangFinding hang;
       hang.collective = *waiting.collective;
       for (const RankPlace& other : analysis_.ranks) {
-        sort_rank(hang, other.rank, other.collective && same_collective(*other.collective, *waiting.collective));
+        classify_rank(hang, other.rank, other.collective && same_collective(*other.collective, *waiting.collective));
       }
       analysis_.hangs.push_back(std::move(hang));
     }

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "collectors/process/environment.hpp"
+#include "importers/dump_file.hpp"
 #include "importers/flight_recorder.hpp"
 #include "util/error.hpp"
 #include "util/unique_fd.hpp"
@@ -68,34 +68,19 @@ bool read_answer(int fd, std::string& answer, std::string& problem) {
   return false;
 }
 
-std::optional<int64_t> optional_integer(simdjson::dom::element note, const char* key) {
-  int64_t value = 0;
-  if (note[key].get_int64().get(value) != simdjson::SUCCESS) return std::nullopt;
-  return value;
-}
-
 std::optional<ExitedRank> read_exit_note(const std::filesystem::path& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element note;
   if (parser.load(path.string()).get(note) != simdjson::SUCCESS) return std::nullopt;
-  ExitedRank exited;
-  exited.pid = static_cast<pid_t>(optional_integer(note, "pid").value_or(0));
-  exited.rank = optional_integer(note, "rank");
-  exited.world_size = optional_integer(note, "world_size");
-  exited.status = optional_integer(note, "status");
-  std::string_view exception;
-  if (note["exception"].get_string().get(exception) == simdjson::SUCCESS) exited.exception = exception;
+  ExitedRank exited = exited_rank_from(note);
   if (exited.pid <= 0 || kill(exited.pid, 0) == 0) return std::nullopt;  // still running
   return exited;
 }
 
 }  // namespace
 
-std::string recorder_folder_of(pid_t pid) {
-  auto values = process_environment_values(pid, {"STEPSCOPE_CHANNEL"});
-  auto channel = values.find("STEPSCOPE_CHANNEL");
-  if (channel == values.end() || channel->second.empty()) return {};
-  return std::filesystem::path(channel->second).parent_path().string();
+std::string recorder_folder(const std::string& channel) {
+  return channel.empty() ? std::string() : std::filesystem::path(channel).parent_path().string();
 }
 
 std::optional<FlightRecorder> ask_flight_recorder(pid_t pid, const std::string& folder, std::string& problem) {

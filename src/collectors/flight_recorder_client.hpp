@@ -15,9 +15,10 @@
 
 namespace stepscope {
 
-// The recorder's folder named in `pid`'s environment; empty when the process
-// was not launched under `record` (or its environment cannot be read).
-std::string recorder_folder_of(pid_t pid);
+// The recorder's folder of STEPSCOPE_CHANNEL's value `channel` in a
+// process's environment; empty when the process was not launched under
+// `record` (no channel).
+std::string recorder_folder(const std::string& channel);
 
 // The rank's Flight Recorder, or nothing with `problem` saying why (no
 // hooks, no process group yet, no answer within a few seconds).

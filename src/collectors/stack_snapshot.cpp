@@ -78,18 +78,23 @@ std::string job_of(const std::map<std::string, std::string>& values) {
 }
 
 // Rank, world size and job from the environment; the Flight Recorder of a
-// Python rank whose hooks can answer.
-void describe_rank(ProcessSnapshot& snapshot, const std::string& recorder_folder) {
+// Python rank whose hooks can answer. Returns the recorder's folder named
+// in the environment (empty outside `record`).
+std::string describe_rank(ProcessSnapshot& snapshot) {
   auto values = process_environment_values(
       snapshot.pid, {"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "MASTER_ADDR",
-                     "MASTER_PORT"});
+                     "MASTER_PORT", "STEPSCOPE_CHANNEL"});
+  auto channel = values.find("STEPSCOPE_CHANNEL");
+  std::string folder = recorder_folder(channel == values.end() ? std::string() : channel->second);
   snapshot.rank = number_in(values, "RANK");
   snapshot.local_rank = number_in(values, "LOCAL_RANK");
   snapshot.world_size = number_in(values, "WORLD_SIZE");
-  if (!snapshot.rank) return;
+  if (!snapshot.rank) return folder;
   snapshot.job = job_of(values);
-  if (snapshot.python_version.empty()) return;
-  snapshot.flight_recorder = ask_flight_recorder(snapshot.pid, recorder_folder, snapshot.flight_recorder_problem);
+  if (!snapshot.python_version.empty()) {
+    snapshot.flight_recorder = ask_flight_recorder(snapshot.pid, folder, snapshot.flight_recorder_problem);
+  }
+  return folder;
 }
 
 ProcessSnapshot snapshot_process(pid_t pid, bool is_root) {
@@ -125,9 +130,7 @@ Dump snapshot_tree(pid_t root) {
   // The recorder's folder also keeps the exit notes of the ranks now gone.
   std::set<std::string> recorder_folders;
   for (pid_t pid : tree) {
-    ProcessSnapshot& process = dump.processes.emplace_back(snapshot_process(pid, pid == root));
-    std::string folder = recorder_folder_of(pid);
-    describe_rank(process, folder);
+    std::string folder = describe_rank(dump.processes.emplace_back(snapshot_process(pid, pid == root)));
     if (!folder.empty()) recorder_folders.insert(folder);
   }
   for (const std::string& folder : recorder_folders) {

@@ -5,9 +5,15 @@
 
 #include <string>
 
+#include <simdjson.h>
+
 #include "run/dump.hpp"
 
 namespace stepscope {
+
+// A rank that exited, as dump files and the hooks' exit notes both write it
+// (pid, rank, world_size, status, exception).
+ExitedRank exited_rank_from(simdjson::dom::element object);
 
 // Whether the file at `path` says it is a dump (its first bytes name the
 // format); false for anything else, unreadable files included.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "importers/dom_fields.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -11,35 +12,6 @@ namespace stepscope {
 namespace {
 
 using simdjson::dom::element;
-
-// torch writes some numbers as strings ("last_completed_collective": "10").
-std::optional<int64_t> integer_of(element value) {
-  if (int64_t number; value.get_int64().get(number) == simdjson::SUCCESS) return number;
-  std::string_view text;
-  if (value.get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
-  int64_t number = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return number;
-}
-
-std::string text_of(element value) {
-  std::string_view text;
-  if (value.get_string().get(text) == simdjson::SUCCESS) return std::string(text);
-  if (auto number = integer_of(value)) return std::to_string(*number);
-  return {};
-}
-
-int64_t integer_field(element object, const char* key, int64_t fallback) {
-  element value;
-  if (object[key].get(value) != simdjson::SUCCESS) return fallback;
-  return integer_of(value).value_or(fallback);
-}
-
-std::string text_field(element object, const char* key) {
-  element value;
-  return object[key].get(value) == simdjson::SUCCESS ? text_of(value) : std::string();
-}
 
 std::vector<std::vector<int64_t>> sizes_of(element object) {
   std::vector<std::vector<int64_t>> sizes;
@@ -49,7 +21,7 @@ std::vector<std::vector<int64_t>> sizes_of(element object) {
     std::vector<int64_t>& shape = sizes.emplace_back();
     simdjson::dom::array dims;
     if (tensor.get_array().get(dims) != simdjson::SUCCESS) continue;
-    for (element dim : dims) shape.push_back(integer_of(dim).value_or(-1));
+    for (element dim : dims) shape.push_back(dom_integer(dim).value_or(-1));
   }
   return sizes;
 }
@@ -58,11 +30,11 @@ FlightEntry entry_of(element object) {
   FlightEntry entry;
   simdjson::dom::array group;
   if (object["process_group"].get_array().get(group) == simdjson::SUCCESS && group.size() >= 2) {
-    entry.process_group = text_of(group.at(0));
-    entry.group_name = text_of(group.at(1));
+    entry.process_group = dom_text(group.at(0));
+    entry.group_name = dom_text(group.at(1));
   }
   if (entry.process_group.empty()) entry.process_group = text_field(object, "pg_id");
-  entry.collective_seq = integer_field(object, "collective_seq_id", 0);
+  entry.collective_seq = integer_field(object, "collective_seq_id").value_or(0);
   entry.profiling_name = text_field(object, "profiling_name");
   entry.state = text_field(object, "state");
   bool retired = false;
@@ -77,7 +49,7 @@ std::vector<int64_t> ranks_of(element value) {
   simdjson::dom::array list;
   if (value.get_array().get(list) == simdjson::SUCCESS) {
     for (element rank : list) {
-      if (auto number = integer_of(rank)) ranks.push_back(*number);
+      if (auto number = dom_integer(rank)) ranks.push_back(*number);
     }
     return ranks;
   }
@@ -102,9 +74,9 @@ void read_groups(element document, FlightRecorder& recorder) {
   simdjson::dom::object status;
   if (document["pg_status"].get_object().get(status) == simdjson::SUCCESS) {
     for (auto [id, group] : status) {
-      recorder.groups[std::string(id)] = {integer_field(group, "last_enqueued_collective", -1),
-                                          integer_field(group, "last_started_collective", -1),
-                                          integer_field(group, "last_completed_collective", -1)};
+      recorder.groups[std::string(id)] = {integer_field(group, "last_enqueued_collective").value_or(-1),
+                                          integer_field(group, "last_started_collective").value_or(-1),
+                                          integer_field(group, "last_completed_collective").value_or(-1)};
     }
   }
   // pg_config names each group's ranks by its id where torch knows them

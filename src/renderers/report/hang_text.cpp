@@ -11,7 +11,7 @@ namespace {
 
 constexpr size_t kDetailedFindings = 3;
 
-std::string where_flight_recorder_says(const HangAnalysis& hang) {
+std::string what_tells(const HangAnalysis& hang) {
   return hang.source == "flight_recorder" ? "torch's Flight Recorder and the stacks" : "the stacks alone";
 }
 
@@ -42,7 +42,7 @@ void write_hang_verdict(const HangAnalysis& hang, const TextStyle& style, std::o
 void write_hang_text(const HangAnalysis& hang, const TextStyle& style, std::ostream& out) {
   std::string job = hang.job.empty() ? "" : fmt::format(" of job {}", printable_utf8(hang.job));
   out << style.bold(fmt::format("Hang{}: {} ranks, {} inputs", job, hang.ranks.size(), hang.inputs.size()))
-      << fmt::format(" (from {})\n", where_flight_recorder_says(hang));
+      << fmt::format(" (from {})\n", what_tells(hang));
   for (const std::string& warning : hang.warnings) out << style.yellow("warning: ") << printable_utf8(warning) << '\n';
   if (!hang.ranks.empty()) {
     out << '\n' << style.bold("Ranks") << '\n'
