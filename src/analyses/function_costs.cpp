@@ -36,7 +36,8 @@ FunctionCosts function_costs(const Profile& profile) {
     std::tie(cost.function, cost.file, cost.kind) = key;
     out.functions.push_back(cost);
   }
-  std::sort(out.functions.begin(), out.functions.end(), [](const auto& a, const auto& b) {
+  // Stable: functions of equal cost keep the map's order, the same with every standard library.
+  std::stable_sort(out.functions.begin(), out.functions.end(), [](const auto& a, const auto& b) {
     return a.self_ns != b.self_ns ? a.self_ns > b.self_ns : a.total_ns > b.total_ns;
   });
   return out;

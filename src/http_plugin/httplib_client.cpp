@@ -58,6 +58,13 @@ extern "C" __attribute__((visibility("default"))) stepscope::HttpResponse stepsc
     const stepscope::HttpRequest& request) {
   stepscope::HttpResponse response;
   try {
+#ifndef CPPHTTPLIB_OPENSSL_SUPPORT
+    // The wheel's cpp-httplib has no TLS (wheel/build-deps); without this, https:// reads as a bad address.
+    if (request.origin.rfind("https://", 0) == 0) {
+      response.error = "this build of stepscope has no TLS support (the wheel speaks http:// only)";
+      return response;
+    }
+#endif
     httplib::Client client(request.origin);
     if (!client.is_valid()) {
       response.error = "not an http:// or https:// address";

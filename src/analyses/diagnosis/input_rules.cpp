@@ -13,8 +13,6 @@ namespace stepscope {
 
 namespace {
 
-constexpr double kMsPerNs = 1e-6;
-
 double data_wait_share(const DiagnosisFacts& f) {
   return f.primary->phase_fractions[static_cast<size_t>(StepPhase::kDataWait)];
 }

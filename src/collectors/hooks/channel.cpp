@@ -55,14 +55,17 @@ std::string find_python_hooks_dir() {
   }
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (const char* relative : {"../python", "../share/stepscope/python"}) {
+  for (const char* relative : {"../python", "../lib/stepscope/python"}) {
     if (ec) break;
     std::filesystem::path dir = (exe.parent_path() / relative).lexically_normal();
     if (holds_hooks(dir)) return dir.string();
   }
+#ifdef STEPSCOPE_SOURCE_DIR
   // A build folder outside the checkout still knows where its sources are.
   std::filesystem::path source_tree = STEPSCOPE_SOURCE_DIR "/python";
-  return holds_hooks(source_tree) ? source_tree.string() : std::string{};
+  if (holds_hooks(source_tree)) return source_tree.string();
+#endif
+  return {};
 }
 
 HookChannel::HookChannel(std::string python_dir) : python_dir_(std::move(python_dir)), buffer_(kMaxDatagram + 1) {
