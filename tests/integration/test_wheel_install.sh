@@ -105,6 +105,28 @@ $user /usr/bin/python3 -m venv "$venv"
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$venv_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' | $user tee "$site/project-torch.pth" >/dev/null
 $user "$venv/bin/python" -m pip install -q --no-index --disable-pip-version-check "$wheel" || fail "torch venv: pip install"
+
+# What a non-root user may not read is refused with the reason: another user's process, and,
+# where Yama restricts ptrace, a process of its own that is not its descendant.
+if [ "$(id -u)" -eq 0 ]; then
+  /usr/bin/python3 -c 'import time; time.sleep(30)' &
+  root_python=$!
+  expect_status 2 $user "$venv/bin/stepscope" dump --pid "$root_python"
+  expect_stderr_contains "belongs to uid 0 and stepscope runs as uid $uid"
+  kill "$root_python"
+fi
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+$user "$venv/bin/python" "$loop" 1 "$user_home/ready" &
+mine=$!
+wait_for_file "$user_home/ready"
+if [ "$scope" -ge 1 ]; then
+  expect_status 2 $user "$venv/bin/stepscope" dump --pid "$mine"
+  expect_stderr_contains "kernel.yama.ptrace_scope is $scope"
+else
+  echo "part skipped: Yama does not restrict ptrace here (kernel.yama.ptrace_scope $scope), so dump reads any own process"
+fi
+kill "$mine"
+
 $user "$venv/bin/stepscope" record -o "$user_home/lm.db" -- "$venv/bin/python" \
   "$STEPSCOPE_REPO/examples/train_lm.py" --steps 12 --num-workers 1 > "$WORK/lm.txt" 2>&1 ||
   fail "record of the torch loop: $(tail -5 "$WORK/lm.txt")"
