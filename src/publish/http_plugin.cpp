@@ -18,7 +18,10 @@ HttpPlugin::HttpPlugin(const std::string& what, const char* symbol_name) {
 #endif
   std::string path = find_companion_library(kHttpPluginName, "STEPSCOPE_HTTP_LIB", build_path);
   if (path.empty()) throw InputError(fmt::format("{}: {} not found beside stepscope", what, kHttpPluginName));
-  library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Never unmapped: the wheel's build (zig, libc++ linked into the library) registers the
+  // library's static destructors as exit handlers that dlclose does not run, so an unmapped
+  // library would be called at exit.
+  library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!library_) throw InputError(fmt::format("{}: cannot load {}: {}", what, path, dlerror()));
   symbol_ = dlsym(library_, symbol_name);
   if (!symbol_) {

@@ -14,8 +14,9 @@ if [ -z "$wheel" ]; then
   [ -z "${STEPSCOPE_REQUIRE_WHEEL:-}" ] || fail "no wheel in $STEPSCOPE_REPO/dist (scripts/build-wheel makes it)"
   skip_test "no wheel in $STEPSCOPE_REPO/dist (scripts/build-wheel makes it)"
 fi
-# Nothing of the source tree or the development build may help the installed stepscope.
-unset STEPSCOPE_PYTHON_DIR STEPSCOPE_HTTP_LIB STEPSCOPE_CUPTI_LIB
+# Nothing of the source tree or the development build may help the installed stepscope; and
+# Python writes its bytecode caches, as it does for users, into the folders pip must remove.
+unset STEPSCOPE_PYTHON_DIR STEPSCOPE_HTTP_LIB STEPSCOPE_CUPTI_LIB PYTHONDONTWRITEBYTECODE
 chmod 755 "$WORK"
 cp "$STEPSCOPE_REPO/tests/integration/programs/wheel_loop.py" "$wheel" "$WORK/"
 loop=$WORK/wheel_loop.py
@@ -136,7 +137,13 @@ import json, sys
 steps = json.load(open(sys.argv[1]))["steps"]
 assert steps["count"] == 12, steps["count"]
 assert {"forward", "backward", "optimizer"} <= set(steps["phases"]), steps["phases"]
+# The GPU collector's library was found beside the binary (there is no GPU here to use it).
+gpu = json.load(open(sys.argv[1]))["metadata"]["gpu"]
+assert "libstepscope-cupti.so does not exist" not in gpu, gpu
 PYEOF
+# So was the HTTP library: an MLflow server that is not there is a refused connection.
+expect_status 2 $user "$venv/bin/stepscope" mlflow --tracking-uri http://127.0.0.1:9 "$user_home/lm.db"
+grep -q "libstepscope-http.so" "$WORK/stderr" && fail "the wheel's HTTP library: $(cat "$WORK/stderr")"
 # The wheel's build (zig, libc++, its own static libraries) computes what the development
 # build computes: the same report and profile, byte for byte.
 for args in "report --json" "export --format collapsed --idle"; do
