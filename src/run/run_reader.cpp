@@ -4,6 +4,7 @@
 // that index with it.
 #include <algorithm>
 #include <filesystem>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "run/run_schema.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
+#include "util/demangle.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -326,12 +328,22 @@ class RunFileReader::Reader {
     std::optional<WindowSelect> spans;
     if (window) spans = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
+    // Kernels of runs recorded before the GPU collector demangled their names: demangled here,
+    // once per name, as a recording now names them.
+    std::unordered_map<StringId, StringId> kernel_names;
+    auto kernel_name = [&](StringId mangled) {
+      auto [known, added] = kernel_names.try_emplace(mangled, mangled);
+      if (added) known->second = run.strings.intern(demangled(run.strings.get(mangled)));
+      return known->second;
+    };
     for_each_row("spans", columns, spans, 0, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
       if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
+      StringId name = string_ref(run, "spans", id, s.column_int(6));
+      if (kind == static_cast<int64_t>(SpanKind::kKernel)) name = kernel_name(name);
       run.spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
-                           static_cast<SpanKind>(kind), string_ref(run, "spans", id, s.column_int(6)),
-                           s.column_int(7), s.column_int(8), string_ref(run, "spans", id, s.column_int(9))});
+                           static_cast<SpanKind>(kind), name, s.column_int(7), s.column_int(8),
+                           string_ref(run, "spans", id, s.column_int(9))});
       span_ids.push_back(id);
     });
     // A window keeps the flows between the spans it keeps.

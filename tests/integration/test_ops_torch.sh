@@ -34,6 +34,17 @@ gpu="$STEPSCOPE_REPO/tests/data/gpu"
 expect_status 0 "$STEPSCOPE" report "$gpu/ops-cuda.trace.json.gz" --json -o "$WORK/cuda.ops.json"
 "$PY" "$check" "$gpu/ops-cuda.key_averages.json" "$WORK/cuda.ops.json" || fail "cuda: ops differ from torch's"
 passed=$((passed + 1))
+# A run recorded before the GPU collector demangled kernel names: read, they are named as
+# Kineto names them (`void at::native::...`), none left mangled.
+gunzip -c "$gpu/torch-loop.db.gz" > "$WORK/torch-loop.db"
+expect_status 0 "$STEPSCOPE" report "$WORK/torch-loop.db" --json -o "$WORK/recorded.ops.json"
+"$PY" - "$WORK/recorded.ops.json" <<'PYEOF' || fail "recorded kernels keep mangled names"
+import json, sys
+names = [op["name"] for op in json.load(open(sys.argv[1]))["ops"] if op["kind"] == "device"]
+assert not [n for n in names if n.startswith("_Z")], [n for n in names if n.startswith("_Z")][:3]
+assert any(n.startswith("void at::native::reduce_kernel<") for n in names), names[:10]
+PYEOF
+passed=$((passed + 1))
 compare kineto_shapes_stack "$PY" --shapes --stack
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   compare legacy /usr/bin/python3 --shapes
