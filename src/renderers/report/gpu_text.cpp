@@ -18,9 +18,8 @@ std::string share(int64_t part, int64_t whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
 }
 
-std::string rank_label(const GpuRank& rank) {
-  return rank.rank ? fmt::format("rank {}", *rank.rank) : std::string("rank ?");
-}
+// " rank N" where the input says its rank; nothing for a run or trace of a job of one process.
+std::string rank_label(const GpuRank& rank) { return rank.rank ? fmt::format(" rank {}", *rank.rank) : std::string(); }
 
 void write_temporal(const GpuRank& rank, std::ostream& out) {
   const GpuTemporal& t = rank.temporal;
@@ -100,7 +99,7 @@ void write_comparison(const GpuAnalysis& gpu, const RankComparison& comparison, 
     out << fmt::format("  {}: median {}", metric.name, ms(*metric.median_ns));
     if (metric.stragglers.empty()) out << ", no straggler";
     for (size_t i : metric.stragglers) {
-      out << fmt::format(", straggler {} ({}: {})", rank_label(gpu.ranks[i]), fitted_name(gpu.ranks[i].source, 80),
+      out << fmt::format(", straggler{} ({}: {})", rank_label(gpu.ranks[i]), fitted_name(gpu.ranks[i].source, 80),
                          ms(*metric.values[i]));
     }
     out << '\n';
@@ -113,7 +112,8 @@ void write_gpu_text(const GpuAnalysis& gpu, const std::optional<RankComparison>&
                     std::ostream& out, size_t top) {
   for (const GpuRank& rank : gpu.ranks) {
     if (rank.events == 0) continue;
-    out << fmt::format("\nDevice activity, {} ({}): {} events", rank_label(rank), fitted_name(rank.source, 120), rank.events);
+    out << fmt::format("\nDevice activity{} ({}): {} events", rank.rank ? "," + rank_label(rank) : "",
+                       fitted_name(rank.source, 120), rank.events);
     if (rank.complete_steps_only) {
       out << fmt::format(", complete steps only ({} of {} ProfilerSteps; {} events of the last step left out)",
                          rank.profiler_steps - 1, rank.profiler_steps, rank.left_out);

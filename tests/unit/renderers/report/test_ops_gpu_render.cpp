@@ -67,4 +67,14 @@ TEST(OpsGpuRender, TextIsPrintable) {
   EXPECT_NE(text.find("Device activity, rank 2"), std::string::npos);
 }
 
+TEST(OpsGpuRender, TextOfAJobOfOneProcessNamesNoRank) {
+  stepscope::Run run = hostile_trace();
+  run.metadata.erase("distributedInfo");
+  stepscope::Report report = stepscope::build_report(run, "t.json", {});
+  std::ostringstream out;
+  stepscope::write_report_text(report, out);
+  EXPECT_NE(out.str().find("Device activity (t.json)"), std::string::npos);
+  EXPECT_EQ(out.str().find("rank ?"), std::string::npos);
+}
+
 }  // namespace
