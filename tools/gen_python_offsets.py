@@ -84,6 +84,8 @@ def fields(minor):
     f.append(("interpreter_frame.instr",
               "offsetof(_PyInterpreterFrame, prev_instr)" if new else None))
     f.append(("interpreter_frame.owner", "offsetof(_PyInterpreterFrame, owner)" if new else None))
+    f.append(("interpreter_frame.is_entry",
+              "offsetof(_PyInterpreterFrame, is_entry)" if minor == 11 else None))
     f.append(("interpreter_frame.owned_by_generator", "FRAME_OWNED_BY_GENERATOR" if new else None))
     f.append(("interpreter_frame.owned_by_cstack", "FRAME_OWNED_BY_CSTACK" if minor >= 12 else None))
 

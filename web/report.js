@@ -393,12 +393,15 @@
       }
       return node[2 + phaseIndex];
     };
+    // Native frames take d3-flame-graph's colours for native code (red, yellow for C++).
+    const native = new Set(Array.isArray(flame.native) ? flame.native : []);
     const built = new Array(nodes.length);
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i];
       const value = valueOf(node);
       if (!(value > 0)) continue;
       const item = { name: String(flame.names[node[1]] ?? ""), value: value, children: [] };
+      if (native.has(node[1])) item.libtype = "native";
       built[i] = item;
       if (i > 0 && built[node[0]]) built[node[0]].children.push(item);
     }

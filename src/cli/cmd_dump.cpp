@@ -1,4 +1,4 @@
-// stepscope dump --pid PID [--json] [-o FILE]: the current Python stack of
+// stepscope dump --pid PID [--json] [--native] [-o FILE]: the current Python stack of
 // every thread of every Python process in the tree under PID, each rank's
 // place in its job and torch's Flight Recorder where the hooks are in it. The
 // first thing to run on a hung training job; when the tree holds every rank,
@@ -21,11 +21,12 @@ namespace {
 struct DumpOptions {
   pid_t pid = 0;
   bool json = false;
+  bool native = false;
   std::string output = "-";
 };
 
 int run_dump(const DumpOptions& options) {
-  Dump dump = snapshot_tree(options.pid);
+  Dump dump = snapshot_tree(options.pid, options.native);
   write_output(options.output, [&](std::ostream& out) {
     if (options.json) {
       write_dump_json(dump, out);
@@ -51,6 +52,9 @@ Command add_dump_command(CLI::App& app) {
       "dump", "Print the current Python stack of every thread of a process tree (hung jobs)");
   cmd->add_option("-p,--pid", options->pid, "the root of the process tree")->required();
   cmd->add_flag("--json", options->json, "one JSON document (format stepscope.dump/1) instead of text");
+  cmd->add_flag("--native", options->native,
+                "show the native (C/C++) frames of threads on a CPU among their Python frames, through "
+                "perf events: the program is never stopped");
   cmd->add_option("-o,--output", options->output,
                   "output file, or - for standard output; `report` reads the dumps of a job's nodes")
       ->capture_default_str();

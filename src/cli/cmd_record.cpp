@@ -1,4 +1,4 @@
-// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--gpu MODE] [--history[=DB]]
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--native] [--gpu MODE] [--history[=DB]]
 //   [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--mlflow [--tracking-uri URI] [--experiment NAME]
 //   [--run-name NAME]] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
@@ -72,6 +72,9 @@ Command add_record_command(CLI::App& app) {
                   "stop after this many seconds (default: when the command exits)");
   cmd->add_flag("--idle", options->idle,
                 "include idle threads in profiles (they are always recorded, marked idle)");
+  cmd->add_flag("--native", options->native,
+                "also record the native (C/C++) frames of threads on a CPU, merged with their Python "
+                "frames, through perf events: the program is never stopped");
   auto gpu = std::make_shared<std::string>("auto");
   cmd->add_option("--gpu", *gpu,
                   "collect GPU activity (kernels, copies, CUDA calls) through CUPTI: auto (when "

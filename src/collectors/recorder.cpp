@@ -49,6 +49,7 @@ void describe_run(Run& run, const RecordOptions& options) {
   // The run's clock at that moment: with it, any time of the run is a Unix time.
   run.metadata["start_clock_ns"] = std::to_string(monotonic_ns());
   if (options.idle) run.metadata["profile_idle"] = "1";
+  if (options.native) run.metadata["native_stacks"] = "1";
   describe_job(run, options.job);
   if (!options.command.empty()) {
     std::string joined;
@@ -80,6 +81,9 @@ class RecordingLoop {
       : options_(options), run_(run), sampler_(run),
         period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {
     for (auto& source : make_sources(options)) sources_.push_back({std::move(source), 0});
+    // Two copies per period of a thread's CPU time: one that ran for most of
+    // a (jittered) round has a copy from within it.
+    if (options.native) sampler_.enable_native(period_ns_ / 2);
   }
 
   // What the launched command's environment needs for every source.
@@ -154,6 +158,10 @@ class RecordingLoop {
     // The recorded tree's processes; the Run also holds rows for GPU devices.
     summary_.processes = static_cast<size_t>(summary_.stats.processes_seen);
     summary_.notes = sampler_.refusals();
+    if (!summary_.stats.native.first_problem.empty()) {
+      summary_.notes.push_back("some native stacks are missing (those threads keep their Python stacks): " +
+                               summary_.stats.native.first_problem);
+    }
     for (ScheduledSource& s : sources_) {
       for (std::string& note : s.source->notes()) summary_.notes.push_back(std::move(note));
     }
@@ -165,9 +173,20 @@ class RecordingLoop {
   void update_summary() {
     summary_.stats = sampler_.stats();
     run_.metadata["sampler_stacks_kept"] = std::to_string(summary_.stats.stacks_kept);
+    if (options_.native) describe_native_stacks(summary_.stats.native);
     if (summary_.stats.rounds < 2) return;
     int64_t period = (last_round_ns_ - first_round_ns_) / static_cast<int64_t>(summary_.stats.rounds - 1);
     if (period > 0) run_.metadata["sample_period_ns"] = std::to_string(period);
+  }
+
+  // How many samples carry native frames, so that a report can say how
+  // much of the profile they cover (docs/native-stacks.md).
+  void describe_native_stacks(const NativeStackStats& native) {
+    run_.metadata["native_merged"] = std::to_string(native.merged);
+    run_.metadata["native_unmerged"] = std::to_string(native.unmerged);
+    run_.metadata["native_lost"] = std::to_string(native.lost);
+    run_.metadata["native_incomplete"] = std::to_string(native.incomplete);
+    run_.metadata["native_refused_threads"] = std::to_string(native.refused_threads);
   }
 
   void poll_sources(int64_t now) {

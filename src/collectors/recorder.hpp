@@ -23,6 +23,7 @@ struct RecordOptions {
   double rate_hz = 100;
   double duration_s = 0;  // 0: until the command exits (or, attached, Ctrl-C)
   bool idle = false;      // profiles include idle threads by default
+  bool native = false;    // merge native stacks into the Python ones (docs/native-stacks.md)
   GpuMode gpu = GpuMode::kAuto;
   pid_t attach_pid = 0;   // attach mode when > 0
   std::vector<std::string> command;  // launch mode otherwise

@@ -43,6 +43,7 @@ struct Sampler::Tracked {
   std::string exe;           // /proc/PID/exe, to notice exec
   int64_t next_exe_check_ns = 0;
   std::unique_ptr<PythonProcess> python;
+  std::unique_ptr<NativeStacks> native;  // with Sampler::enable_native
   // A process just forked or exec'd may not have mapped libpython yet, so
   // attaching is retried, backing off, for processes that are not Python.
   int64_t next_attach_ns = 0;
@@ -232,6 +233,19 @@ void Sampler::attach_python(Tracked& tracked, int64_t now_ns) {
   }
   ++stats_.python_processes;
   run_.metadata[fmt::format("python_version.{}", tracked.pid)] = tracked.python->version();
+  start_native(tracked);
+}
+
+void Sampler::start_native(Tracked& tracked) {
+  tracked.native.reset();
+  if (native_period_ns_ <= 0) return;
+  try {
+    tracked.native = std::make_unique<NativeStacks>(tracked.pid, native_period_ns_, run_, stats_.native);
+  } catch (const InputError& e) {  // its Python stacks are still sampled
+    if (stats_.native.first_problem.empty()) {
+      stats_.native.first_problem = fmt::format("pid {}: {}", tracked.pid, e.what());
+    }
+  }
 }
 
 // Which rank of a job the process is, as its launcher (torchrun, a SLURM
@@ -272,6 +286,7 @@ void Sampler::end_process(Tracked& tracked, int64_t now_ns, const std::optional<
   tracked.alive = false;
   tracked.stat_fd.reset();
   tracked.python.reset();
+  tracked.native.reset();
   thread_states_.forget_process(tracked.pid);
   run_.processes[tracked.run_index].end_ns = now_ns;
 }
@@ -307,6 +322,10 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   // process no longer holds (an exec), so the next scan looks.
   if (stacks.empty()) tracked.check_stat = true;
   if (tracked.last_stacks.size() < stacks.size()) tracked.last_stacks.resize(stacks.size());
+  if (tracked.native) tracked.native->begin_round();
+  const NativeStacks::PythonFrameId python_frame_id = [&](const PythonFrame& frame) {
+    return python_frame(tracked, frame);
+  };
   for (size_t slot = 0; slot < stacks.size(); ++slot) {
     const PythonThreadStack& stack = stacks[slot];
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
@@ -316,7 +335,11 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     Tracked::LastStack& last = tracked.last_stacks[slot];
     // Rounds count from 1: round 0 never was.
     const size_t reused = last.round + 1 == stats_.rounds ? stack.same_outer_frames : 0;
-    const StackId id = intern_stack(tracked, stack, reused, last.path);
+    StackId id = intern_stack(tracked, stack, reused, last.path);
+    if (tracked.native) {
+      const StackId merged = tracked.native->merged_stack(stack, python_frame_id);
+      if (merged != StackTree::kRoot) id = merged;
+    }
     last.round = stats_.rounds;
     run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, id,
                             thread_state_from_letter(*state), stack.holds_gil});
@@ -333,14 +356,16 @@ StackId Sampler::intern_stack(Tracked& tracked, const PythonThreadStack& stack, 
   StackId id = reused > 0 ? path.back() : StackTree::kRoot;
   for (auto frame = stack.frames.rbegin() + static_cast<std::ptrdiff_t>(reused);
        frame != stack.frames.rend(); ++frame) {
-    auto [slot, inserted] = tracked.frames.try_emplace(frame->key, 0);
-    if (inserted) {
-      slot->second = run_.intern_frame(frame->function, frame->file, std::max(frame->line, 0));
-    }
-    id = run_.stacks.push(id, slot->second);
+    id = run_.stacks.push(id, python_frame(tracked, *frame));
     path.push_back(id);
   }
   return id;
+}
+
+FrameId Sampler::python_frame(Tracked& tracked, const PythonFrame& frame) {
+  auto [slot, inserted] = tracked.frames.try_emplace(frame.key, 0);
+  if (inserted) slot->second = run_.intern_frame(frame.function, frame.file, std::max(frame.line, 0));
+  return slot->second;
 }
 
 void Sampler::note_thread(Tracked& tracked, int64_t tid) {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/native/native_stacks.hpp"
 #include "collectors/process/exit_watch.hpp"
 #include "collectors/process/fork_gate.hpp"
 #include "collectors/process/proc_threads.hpp"
@@ -35,6 +36,7 @@ struct SamplerStats {
   uint64_t stacks_kept = 0;    // samples whose stack was the last round's, not read again (the thread had not run)
   uint64_t processes_seen = 0;
   uint64_t python_processes = 0;
+  NativeStackStats native;  // with enable_native only
 };
 
 class Sampler {
@@ -54,6 +56,11 @@ class Sampler {
 
   // One sample of every thread of every live Python process.
   void sample(int64_t now_ns);
+
+  // From now on, the samples of threads that ran since the last round merge
+  // their native stacks (copied by the kernel every `period_ns` of a
+  // thread's CPU time) with their Python stacks: `record --native`.
+  void enable_native(int64_t period_ns) { native_period_ns_ = period_ns; }
 
   // Marks the processes still alive as ended at `now_ns` (the recording ends).
   void finish(int64_t now_ns);
@@ -88,6 +95,8 @@ class Sampler {
   void sample_process(Tracked& tracked, int64_t now_ns);
   StackId intern_stack(Tracked& tracked, const PythonThreadStack& stack, size_t reused,
                        std::vector<StackId>& path);
+  FrameId python_frame(Tracked& tracked, const PythonFrame& frame);
+  void start_native(Tracked& tracked);
   void note_thread(Tracked& tracked, int64_t tid);
   std::optional<ProcStat> read_stat(Tracked& tracked);
 
@@ -100,6 +109,7 @@ class Sampler {
   std::vector<pid_t> present_;  // the same, sorted
   ThreadStateReader thread_states_;
   SamplerStats stats_;
+  int64_t native_period_ns_ = 0;  // 0: Python stacks only
 };
 
 }  // namespace stepscope

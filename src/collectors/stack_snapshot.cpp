@@ -8,6 +8,7 @@
 
 #include "collectors/flight_recorder_client.hpp"
 #include "collectors/job_identity.hpp"
+#include "collectors/native/native_snapshot.hpp"
 #include "collectors/process/environment.hpp"
 #include "collectors/process/proc_threads.hpp"
 #include "collectors/process/tree.hpp"
@@ -39,7 +40,14 @@ ThreadSnapshot snapshot_thread(const PythonThreadStack& stack, const std::vector
   return thread;
 }
 
-void snapshot_threads(PythonProcess& process, ProcessSnapshot& snapshot) {
+void snapshot_threads(PythonProcess& process, bool native, ProcessSnapshot& snapshot) {
+  std::optional<NativeSnapshot> copies;
+  if (native) {
+    std::vector<int64_t> tids;
+    for (const ProcThread& thread : read_proc_threads(snapshot.pid)) tids.push_back(thread.tid);
+    copies.emplace(snapshot.pid, tids);  // before the Python stacks: the copies wait for no read
+    if (!copies->problem().empty()) snapshot.problem = "no native frames: " + copies->problem();
+  }
   std::vector<PythonThreadStack> stacks;
   bool ok = false;
   for (int attempt = 0; attempt < kSampleAttempts && !ok; ++attempt) ok = process.sample(stacks);
@@ -48,7 +56,10 @@ void snapshot_threads(PythonProcess& process, ProcessSnapshot& snapshot) {
     return;
   }
   std::vector<ProcThread> proc = read_proc_threads(snapshot.pid);
-  for (const PythonThreadStack& stack : stacks) snapshot.threads.push_back(snapshot_thread(stack, proc));
+  for (const PythonThreadStack& stack : stacks) {
+    ThreadSnapshot& thread = snapshot.threads.emplace_back(snapshot_thread(stack, proc));
+    if (copies) copies->merged_frames(stack, thread.frames);
+  }
 }
 
 std::optional<int64_t> number_in(const std::map<std::string, std::string>& values, const char* name) {
@@ -97,7 +108,7 @@ std::string describe_rank(ProcessSnapshot& snapshot) {
   return folder;
 }
 
-ProcessSnapshot snapshot_process(pid_t pid, bool is_root) {
+ProcessSnapshot snapshot_process(pid_t pid, bool is_root, bool native) {
   ProcessSnapshot snapshot;
   snapshot.pid = pid;
   snapshot.command = read_command_line(pid).value_or("?");
@@ -112,13 +123,13 @@ ProcessSnapshot snapshot_process(pid_t pid, bool is_root) {
   if (!process) return snapshot;
   snapshot.python_version = process->version();
   snapshot.image = process->image_path();
-  snapshot_threads(*process, snapshot);
+  snapshot_threads(*process, native, snapshot);
   return snapshot;
 }
 
 }  // namespace
 
-Dump snapshot_tree(pid_t root) {
+Dump snapshot_tree(pid_t root, bool native) {
   std::vector<pid_t> tree = process_tree(root);
   if (tree.empty()) throw InputError(fmt::format("no process with pid {}", root));
   Dump dump;
@@ -130,7 +141,7 @@ Dump snapshot_tree(pid_t root) {
   // The recorder's folder also keeps the exit notes of the ranks now gone.
   std::set<std::string> recorder_folders;
   for (pid_t pid : tree) {
-    std::string folder = describe_rank(dump.processes.emplace_back(snapshot_process(pid, pid == root)));
+    std::string folder = describe_rank(dump.processes.emplace_back(snapshot_process(pid, pid == root, native)));
     if (!folder.empty()) recorder_folders.insert(folder);
   }
   for (const std::string& folder : recorder_folders) {

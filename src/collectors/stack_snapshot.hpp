@@ -10,7 +10,8 @@
 namespace stepscope {
 
 // Throws InputError when `root` does not exist or refuses to be read; other
-// processes of the tree carry their problem instead.
-Dump snapshot_tree(pid_t root);
+// processes of the tree carry their problem instead. With `native`, threads
+// on a CPU show their native frames too (docs/native-stacks.md).
+Dump snapshot_tree(pid_t root, bool native = false);
 
 }  // namespace stepscope

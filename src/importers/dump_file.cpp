@@ -27,8 +27,10 @@ ThreadSnapshot thread_from(element object) {
   simdjson::dom::array frames;
   if (object["frames"].get_array().get(frames) != simdjson::SUCCESS) return thread;
   for (element frame : frames) {
+    // Frames without a kind are Python's: dumps written before `dump --native` have none.
+    const FrameKind kind = frame_kind_from_name(text_field(frame, "kind")).value_or(FrameKind::kPython);
     thread.frames.push_back({text_field(frame, "function"), text_field(frame, "file"),
-                             static_cast<int>(integer_field(frame, "line").value_or(0))});
+                             static_cast<int>(integer_field(frame, "line").value_or(0)), kind});
   }
   return thread;
 }

@@ -3,11 +3,19 @@
 #include <fmt/format.h>
 
 #include "renderers/escape.hpp"
+#include "run/frame_label.hpp"
 #include "renderers/json_writer.hpp"
 
 namespace stepscope {
 
 namespace {
+
+// Native and marker frames as the other stack renderers name them.
+std::string frame_label(const SnapshotFrame& frame) {
+  StringTable strings;
+  const Frame interned{strings.intern(frame.function), strings.intern(frame.file), frame.line, frame.kind};
+  return stepscope::frame_label(strings, interned);
+}
 
 void append_thread_text(std::string& out, const ThreadSnapshot& thread) {
   if (thread.tid > 0) {
@@ -18,8 +26,12 @@ void append_thread_text(std::string& out, const ThreadSnapshot& thread) {
   }
   out += thread.holds_gil ? " [holds GIL]\n" : "\n";
   for (const SnapshotFrame& frame : thread.frames) {
-    out += fmt::format("    {} ({}:{})\n", printable_utf8(frame.function), printable_utf8(frame.file),
-                       frame.line);
+    if (frame.kind == FrameKind::kPython) {
+      out += fmt::format("    {} ({}:{})\n", printable_utf8(frame.function), printable_utf8(frame.file),
+                         frame.line);
+    } else {
+      out += fmt::format("    {}\n", printable_utf8(frame_label(frame)));
+    }
   }
 }
 
@@ -60,6 +72,7 @@ void append_thread_json(std::string& out, const ThreadSnapshot& thread) {
   append_json_array(out, thread.frames, [](std::string& s, const SnapshotFrame& frame) {
     JsonObject f(s);
     f.text("function", frame.function).text("file", frame.file).number("line", frame.line);
+    if (frame.kind != FrameKind::kPython) f.text("kind", frame_kind_name(frame.kind));
   });
 }
 

@@ -21,8 +21,9 @@ inline constexpr const char* kDumpFormat = "stepscope.dump/1";
 
 struct SnapshotFrame {
   std::string function;
-  std::string file;
+  std::string file;  // a native frame's library
   int line = 0;
+  FrameKind kind = FrameKind::kPython;  // native and marker frames with `dump --native`
 };
 
 struct ThreadSnapshot {

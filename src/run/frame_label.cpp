@@ -17,7 +17,9 @@ std::string frame_label(const StringTable& strings, const Frame& frame) {
   std::string label = strings.get(frame.function);
   if (label.empty()) label = "<unknown>";
   const std::string& file = strings.get(frame.file);
-  if (frame.kind != FrameKind::kPython || file.empty()) return label;
+  if (frame.kind == FrameKind::kMarker || file.empty()) return label;
+  // A native frame's file is the library it is in: its name tells, its folder rarely does.
+  if (frame.kind == FrameKind::kNative) return fmt::format("{} ({})", label, file.substr(file.rfind('/') + 1));
   if (frame.line == 0) return fmt::format("{} ({})", label, file);
   return fmt::format("{} ({}:{})", label, file, frame.line);
 }

@@ -15,8 +15,9 @@ namespace stepscope {
 
 // A Python frame is `function (file:line)` (DESIGN.md's collapsed-stack
 // convention), `function (file)` when the line is unknown and `function`
-// when the file is; native and marker frames are `function`. An unnamed
-// function is `<unknown>`.
+// when the file is; a native frame is `function (library)`, the library's
+// file name without its folder, or `function` when the library is unknown;
+// a marker frame is `function`. An unnamed function is `<unknown>`.
 std::string frame_label(const StringTable& strings, const Frame& frame);
 
 // The labels of every frame of `frames`, indexed by FrameId.

@@ -5,6 +5,22 @@
 
 namespace stepscope {
 
+const char* frame_kind_name(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kPython: return "python";
+    case FrameKind::kNative: return "native";
+    case FrameKind::kMarker: break;
+  }
+  return "marker";
+}
+
+std::optional<FrameKind> frame_kind_from_name(std::string_view name) {
+  for (FrameKind kind : {FrameKind::kPython, FrameKind::kNative, FrameKind::kMarker}) {
+    if (name == frame_kind_name(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 size_t FrameTable::Hash::operator()(const Frame& f) const {
   uint64_t h = (uint64_t{f.function} << 32) ^ f.file;
   h ^= (uint64_t{static_cast<uint32_t>(f.line)} << 8 | static_cast<uint8_t>(f.kind)) * 0x9E3779B97F4A7C15ull;

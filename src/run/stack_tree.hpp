@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +22,10 @@ enum class FrameKind : uint8_t {
   kNative = 1,  // a native (C/C++) function
   kMarker = 2,  // a synthetic frame such as "<GC>" or "<idle>"
 };
+
+// "python", "native" or "marker", and back (empty for any other name).
+const char* frame_kind_name(FrameKind kind);
+std::optional<FrameKind> frame_kind_from_name(std::string_view name);
 
 struct Frame {
   StringId function = StringTable::kEmpty;

@@ -82,6 +82,9 @@ struct PythonLayout {
     uint32_t previous = kAbsent;
     uint32_t instr = kAbsent;  // prev_instr / instr_ptr: code unit pointer
     uint32_t owner = kAbsent;  // char
+    // 3.11: bool, set on the first frame each call of the evaluation loop
+    // runs (3.12+ mark that call with a shim frame owned by the C stack).
+    uint32_t is_entry = kAbsent;
     int owned_by_generator = -1;
     int owned_by_cstack = -1;  // 3.12+: shim frames that hold no Python code
   } interpreter_frame;

@@ -59,7 +59,7 @@ StackReader::StackReader(const ProcessMemory& memory, const PythonLayout& layout
     frame_bytes_ = span_of({f.back, f.code, f.lasti, f.lineno, f.trace});
   } else {
     const auto& f = layout.interpreter_frame;
-    frame_bytes_ = span_of({f.code, f.previous, f.instr, f.owner});
+    frame_bytes_ = span_of({f.code, f.previous, f.instr, f.owner, f.is_entry});
   }
   thread_buffer_.resize(thread_bytes_);
   frame_buffer_.resize(frame_bytes_);
@@ -523,12 +523,16 @@ bool StackReader::collect_interpreter_frames(uint64_t frame, std::string& error)
   const auto& f = layout_.interpreter_frame;
   return walk_frame_chain(frame, error, [&](const char* bytes) {
     const int owner = field<char>(bytes, f.owner);
-    // Shim frames owned by the C stack (3.12+) run no Python code.
-    if (owner != f.owned_by_cstack) {
+    // Shim frames owned by the C stack (3.12+) run no Python code; each call
+    // of the evaluation loop pushes one before the first frame it runs.
+    if (owner == f.owned_by_cstack) {
+      if (!raw_frames_.empty()) raw_frames_.back().entry = true;
+    } else {
       RawFrame raw;
       raw.code = field<uint64_t>(bytes, f.code);
       raw.instr = field<uint64_t>(bytes, f.instr);
       raw.generator = owner == f.owned_by_generator;
+      raw.entry = f.is_entry != kAbsent && field<char>(bytes, f.is_entry) != 0;
       raw_frames_.push_back(raw);
     }
     return field<uint64_t>(bytes, f.previous);
@@ -549,7 +553,7 @@ bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack
   signature_.clear();
   for (size_t i = 0; i < raw_frames_.size(); ++i) {
     const RawFrame& raw = raw_frames_[i];
-    signature_.push_back({code_infos_[i]->id, raw.lasti, raw.lineno, raw.instr});
+    signature_.push_back({code_infos_[i]->id, raw.lasti, raw.lineno, raw.instr, raw.entry});
   }
   const SlotSignature* last = last_read_of(slot, tstate);
   const size_t same_raw = last != nullptr ? same_outer_frames(last->frames, signature_) : 0;
@@ -574,7 +578,7 @@ bool StackReader::resolve_frames(size_t slot, uint64_t tstate, PythonThreadStack
     if (incomplete(raw_frames_[i], code)) continue;
     const int line = line_of(raw_frames_[i], code);
     const uint64_t key = (static_cast<uint64_t>(code.id) << 32) | static_cast<uint32_t>(line);
-    inner_frames_.push_back({code.function, code.file, line, key});
+    inner_frames_.push_back({code.function, code.file, line, key, raw_frames_[i].entry});
   }
   out.frames.insert(out.frames.begin(), inner_frames_.begin(), inner_frames_.end());
   slots_[slot].tstate = tstate;

@@ -20,6 +20,11 @@ struct PythonFrame {
   // Equal for equal (code object, line) pairs as long as the process lives,
   // and never reused for another pair: callers may intern frames by it.
   uint64_t key = 0;
+  // The first frame a call of the interpreter's evaluation loop ran (every
+  // frame before 3.11, which calls the loop once per frame): a native stack
+  // holds one evaluation-loop frame for each, which is where the native
+  // sampler puts the Python frames.
+  bool entry = false;
 };
 
 struct PythonThreadStack {
@@ -93,6 +98,7 @@ class StackReader {
     int lasti = -1;       // <= 3.10: the last instruction
     int lineno = 0;       // <= 3.10: the line when tracing set it, else 0
     bool generator = false;
+    bool entry = true;    // see PythonFrame::entry; 3.11+ set it from the frame chain
   };
   struct Gil {
     int locked = 0;
@@ -215,6 +221,7 @@ class StackReader {
     int lasti = 0;
     int lineno = 0;
     uint64_t instr = 0;
+    bool entry = false;
     bool operator==(const FrameSignature&) const = default;
   };
   struct SlotSignature {

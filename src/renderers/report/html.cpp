@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -45,15 +46,21 @@ class NameIndex {
 };
 
 // A node is [parent, name, ns by phase...], or [parent, name, ns] without phases.
-void append_flame_nodes(const FlameProcess& process, const std::vector<std::string>& frame_names,
-                        const Run& run, bool has_phases, NameIndex& names, std::string& out) {
+// The names of native frames go to `native_names`, which the page colours apart.
+void append_flame_nodes(const FlameProcess& process, const HtmlReportInputs& in,
+                        const std::vector<std::string>& frame_names, NameIndex& names,
+                        std::set<size_t>& native_names, std::string& out) {
+  const Run& run = *in.report.run;
   append_json_array(out, process.nodes, [&](std::string& s, const FlameNode& node) {
     size_t index = &node - process.nodes.data();
     size_t name = index == 0              ? names.index(process_label(run, process.pid))
                   : node.parent == 0      ? names.index(thread_label(run, process.pid, node.tid))
                                           : names.index(frame_names.at(node.frame));
+    if (index > 0 && node.parent != 0 && in.profile.frames().get(node.frame).kind == FrameKind::kNative) {
+      native_names.insert(name);
+    }
     s += fmt::format("[{},{}", index == 0 ? -1 : static_cast<int64_t>(node.parent), name);
-    if (has_phases) {
+    if (in.flame.has_phases) {
       for (int64_t ns : node.total_ns) s += fmt::format(",{}", ns);
     } else {
       int64_t total = 0;
@@ -68,12 +75,13 @@ void append_flame(const HtmlReportInputs& in, std::string& out) {
   const Run& run = *in.report.run;
   std::vector<std::string> frame_names = frame_labels(run.strings, in.profile.frames());
   NameIndex names;
+  std::set<size_t> native_names;
   std::string processes;
   append_json_array(processes, in.flame.processes, [&](std::string& s, const FlameProcess& p) {
     JsonObject o(s);
     o.number("pid", p.pid).number("total_ns", p.total_ns());
     o.field("nodes");
-    append_flame_nodes(p, frame_names, run, in.flame.has_phases, names, s);
+    append_flame_nodes(p, in, frame_names, names, native_names, s);
   });
   JsonObject flame(out);
   flame.field("phases");
@@ -86,6 +94,8 @@ void append_flame(const HtmlReportInputs& in, std::string& out) {
   }
   flame.field("names");
   append_json_array(out, names.names(), [](std::string& s, const std::string& name) { append_json_string(s, name); });
+  flame.field("native");
+  append_json_array(out, native_names, [](std::string& s, size_t name) { s += std::to_string(name); });
   flame.literal("processes", processes);
 }
 

@@ -24,18 +24,6 @@ const char* basis_name(ProfileSource source) {
   return "empty";
 }
 
-const char* kind_name(FrameKind kind) {
-  switch (kind) {
-    case FrameKind::kPython:
-      return "python";
-    case FrameKind::kNative:
-      return "native";
-    case FrameKind::kMarker:
-      break;
-  }
-  return "marker";
-}
-
 void append_processes(const Report& report, std::string& out) {
   append_json_array(out, report.processes, [&](std::string& s, const ProcessSummary& p) {
     JsonObject o(s);
@@ -54,7 +42,7 @@ void append_functions(const Report& report, const FunctionCosts& costs, std::str
   append_json_array(out, costs.functions, [&](std::string& s, const FunctionCost& f) {
     JsonObject o(s);
     o.text("name", strings.get(f.function)).text("file", strings.get(f.file));
-    o.text("kind", kind_name(f.kind)).number("self_ns", f.self_ns).number("total_ns", f.total_ns);
+    o.text("kind", frame_kind_name(f.kind)).number("self_ns", f.self_ns).number("total_ns", f.total_ns);
   });
 }
 

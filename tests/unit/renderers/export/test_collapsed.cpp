@@ -86,7 +86,8 @@ TEST(FrameLabel, FollowsTheCollapsedStackConvention) {
   EXPECT_EQ(label("step", "train.py", 0, FrameKind::kPython), "step (train.py)");
   EXPECT_EQ(label("step", "", 20, FrameKind::kPython), "step");
   EXPECT_EQ(label("", "train.py", 3, FrameKind::kPython), "<unknown> (train.py:3)");
-  EXPECT_EQ(label("at::add", "libtorch.so", 7, FrameKind::kNative), "at::add");
+  EXPECT_EQ(label("at::add", "/opt/lib/libtorch.so", 7, FrameKind::kNative), "at::add (libtorch.so)");
+  EXPECT_EQ(label("at::add", "", 0, FrameKind::kNative), "at::add");
   EXPECT_EQ(label("<GC>", "", 0, FrameKind::kMarker), "<GC>");
 }
 
