@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "collectors/native/symbol_index.hpp"
+#include "collectors/process/memory_maps.hpp"
 #include "util/demangle.hpp"
 #include "util/error.hpp"
 
@@ -157,16 +158,33 @@ int NativeUnwinder::State::own_module(Dwfl_Module*, void** userdata, const char*
   return DWARF_CB_OK;
 }
 
+// A deleted file that is still mapped, whole, through /proc/PID/map_files
+// (its symbol table too, which the mapped segments lack); empty when the
+// kernel does not let us open it.
+std::string mapped_file_path(pid_t pid, std::string_view name) {
+  auto maps = read_memory_maps(pid);
+  if (!maps) return {};
+  for (const MemoryMapping& mapping : *maps) {
+    if (mapping.path == name && mapping.offset == 0) {
+      return fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, mapping.start, mapping.end);
+    }
+  }
+  return {};
+}
+
 // The file through /proc/PID/root, so that a process in another mount
-// namespace (a container) has its own files read; the vDSO and deleted files
-// from its memory, as libdwfl reads them.
+// namespace (a container) has its own files read; a deleted file through
+// map_files; the vDSO (and a deleted file map_files refuses) from its
+// memory, as libdwfl reads them.
 int NativeUnwinder::State::find_elf(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base,
                                     char** file_name, Elf** elf) {
   const auto* state = static_cast<const State*>(*userdata);
-  if (state == nullptr || name[0] != '/' || ends_with_deleted(name)) {
+  if (state == nullptr || name[0] != '/') {
     return dwfl_linux_proc_find_elf(module, userdata, name, base, file_name, elf);
   }
-  std::string path = fmt::format("/proc/{}/root{}", state->pid, name);
+  std::string path = ends_with_deleted(name) ? mapped_file_path(state->pid, name)
+                                             : fmt::format("/proc/{}/root{}", state->pid, name);
+  if (path.empty()) return dwfl_linux_proc_find_elf(module, userdata, name, base, file_name, elf);
   struct stat status{};
   // Only regular files: a mapped device could block the open.
   if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return -1;
