@@ -323,9 +323,6 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   if (stacks.empty()) tracked.check_stat = true;
   if (tracked.last_stacks.size() < stacks.size()) tracked.last_stacks.resize(stacks.size());
   if (tracked.native) tracked.native->begin_round();
-  const NativeStacks::PythonFrameId python_frame_id = [&](const PythonFrame& frame) {
-    return python_frame(tracked, frame);
-  };
   for (size_t slot = 0; slot < stacks.size(); ++slot) {
     const PythonThreadStack& stack = stacks[slot];
     if (stack.native_tid <= 0) continue;  // a thread not yet (or no longer) running
@@ -337,7 +334,9 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     const size_t reused = last.round + 1 == stats_.rounds ? stack.same_outer_frames : 0;
     StackId id = intern_stack(tracked, stack, reused, last.path);
     if (tracked.native) {
-      const StackId merged = tracked.native->merged_stack(stack, python_frame_id);
+      auto python_frame_id = [&](const PythonFrame& frame) { return python_frame(tracked, frame); };
+      const bool running = thread_state_from_letter(*state) == ThreadState::kRunning;
+      const StackId merged = tracked.native->merged_stack(stack, running, python_frame_id);
       if (merged != StackTree::kRoot) id = merged;
     }
     last.round = stats_.rounds;

@@ -22,7 +22,9 @@ fi
 # watch_tracer PID OUT: polls the target's TracerPid and state until it exits.
 watch_tracer() {
   while [ -r "/proc/$1/status" ]; do
-    awk '/^TracerPid:/ {t = $2} /^State:/ {s = $2} END {if (t != "") print t, s}' "/proc/$1/status" 2>/dev/null
+    # The target may exit between the test and the read.
+    awk '/^TracerPid:/ {t = $2} /^State:/ {s = $2} END {if (t != "") print t, s}' "/proc/$1/status" 2>/dev/null ||
+      true
     sleep 0.02
   done >"$2"
 }
@@ -88,10 +90,13 @@ result=$("$PY" "$check" "$WORK/stripped.txt" '^callback \(' '^run \(' '\(native_
   '^callback \(')
 echo "== stripped extension: $result"
 share_at_least "$result" 0.8 "stripped: callback's samples lost the extension's frames"
-"$python" "$programs/native_extension_loop.py" "$WORK/ext$version" 30 &
+mkdir -p "$WORK/replaced"
+so="$WORK/replaced/native_extension$suffix"
+cc -O2 -fomit-frame-pointer -shared -fPIC -I"$include" "$programs/native_extension.c" -o "$so" ||
+  fail "cannot build the C extension"
+"$python" "$programs/native_extension_loop.py" "$WORK/replaced" 30 &
 looper=$!
 sleep 1
-so=$(echo "$WORK/ext$version"/native_extension*.so)
 cp "$so" "$so.new" && mv "$so.new" "$so"
 grep -q "native_extension.*(deleted)" "/proc/$looper/maps" || fail "the replaced library is not shown deleted"
 expect_status 0 "$STEPSCOPE" record --native --pid "$looper" --duration 1.5 -o "$WORK/replaced.db"

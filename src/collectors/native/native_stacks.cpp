@@ -32,26 +32,33 @@ NativeStacks::Thread* NativeStacks::thread(int64_t tid) {
   return thread.perf ? &thread : nullptr;
 }
 
-StackId NativeStacks::merged_stack(const PythonThreadStack& python, const PythonFrameId& python_frame) {
+StackId NativeStacks::merged_stack(const PythonThreadStack& python, bool running,
+                                   const PythonFrameId& python_frame) {
   Thread* watched = thread(python.native_tid);
   if (watched == nullptr) return StackTree::kRoot;
   const uint64_t lost_before = watched->perf->samples_lost();
   const bool taken = watched->perf->take_newest(sample_);
   stats_.lost += watched->perf->samples_lost() - lost_before;
-  if (!taken) return StackTree::kRoot;
-  const UnwindResult walk = unwinder_.unwind(sample_, native_);
-  if (!walk.complete) ++stats_.incomplete;
-  const bool merged = merge_stacks(python.frames, native_, walk.complete, merged_);
+  if (taken) {
+    const UnwindResult walk = unwinder_.unwind(sample_, watched->frames);
+    watched->complete = walk.complete;
+    watched->unwound = true;
+    if (!walk.complete) ++stats_.incomplete;
+  } else if (!running || !watched->unwound) {
+    return StackTree::kRoot;
+  }
+  const bool merged = merge_stacks(python.frames, watched->frames, watched->complete, merged_);
   ++(merged ? stats_.merged : stats_.unmerged);
-  return intern(python, python_frame);
+  return intern(python, *watched, python_frame);
 }
 
-StackId NativeStacks::intern(const PythonThreadStack& python, const PythonFrameId& python_frame) {
+StackId NativeStacks::intern(const PythonThreadStack& python, const Thread& thread,
+                             const PythonFrameId& python_frame) {
   StackId id = StackTree::kRoot;
   for (const MergedFrame& frame : merged_) {
     FrameId frame_id = unmerged_marker_;
     if (frame.part == MergedFrame::Part::kPython) frame_id = python_frame(python.frames[frame.index]);
-    if (frame.part == MergedFrame::Part::kNative) frame_id = native_frame(native_[frame.index]);
+    if (frame.part == MergedFrame::Part::kNative) frame_id = native_frame(thread.frames[frame.index]);
     id = run_.stacks.push(id, frame_id);
   }
   return id;

@@ -45,19 +45,25 @@ class NativeStacks {
 
   // Begins a round of the sampler; threads not sampled in it are let go at the next.
   void begin_round();
-  // The merged stack of `python`'s thread at its newest copy since the last
-  // round, interned into the run; kRoot when the thread was not on a CPU
-  // since (it keeps its Python stack). `python_frame` interns a Python frame.
-  StackId merged_stack(const PythonThreadStack& python, const PythonFrameId& python_frame);
+  // The merged stack of `python`'s thread at its newest copy, interned into
+  // the run; kRoot when it has none. A thread with no copy since the last
+  // round ran for less than a period of CPU time since its last copy, which
+  // is then as fresh as a new one would be: a `running` thread (one that
+  // waits for a CPU, on a busy machine) keeps it. `python_frame` interns a
+  // Python frame.
+  StackId merged_stack(const PythonThreadStack& python, bool running, const PythonFrameId& python_frame);
 
  private:
   struct Thread {
     std::unique_ptr<PerfStackSampler> perf;
     uint64_t round = 0;
+    std::vector<NativeFrame> frames;  // of its newest copy, innermost first
+    bool complete = false;            // that copy's walk reached the outermost frame
+    bool unwound = false;             // some copy was
   };
   Thread* thread(int64_t tid);
   FrameId native_frame(const NativeFrame& frame);
-  StackId intern(const PythonThreadStack& python, const PythonFrameId& python_frame);
+  StackId intern(const PythonThreadStack& python, const Thread& thread, const PythonFrameId& python_frame);
 
   int64_t period_ns_;
   Run& run_;
@@ -68,7 +74,6 @@ class NativeStacks {
   uint64_t round_ = 0;
   // Reused from sample to sample.
   UserStackSample sample_;
-  std::vector<NativeFrame> native_;
   std::vector<MergedFrame> merged_;
   NativeStackStats& stats_;
 };
