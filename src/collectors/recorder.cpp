@@ -26,6 +26,7 @@ constexpr int64_t kSecond = 1'000'000'000;
 // New processes must be seen within 100 ms of their start.
 constexpr int64_t kTreeScanInterval = 50'000'000;
 constexpr int64_t kCommitInterval = kSecond;
+constexpr int64_t kNativeCopyPeriodNs = 1'000'000;  // of a thread's CPU time (record --native)
 
 void check_options(const RecordOptions& options) {
   if (options.output.empty()) throw InputError("record: an output file (-o RUN.db) is required");
@@ -81,9 +82,10 @@ class RecordingLoop {
       : options_(options), run_(run), sampler_(run),
         period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {
     for (auto& source : make_sources(options)) sources_.push_back({std::move(source), 0});
-    // Two copies per period of a thread's CPU time: one that ran for most of
-    // a (jittered) round has a copy from within it.
-    if (options.native) sampler_.enable_native(period_ns_ / 2);
+    // A copy after each millisecond of a thread's CPU time (twice a period at
+    // rates above 500 Hz): the newest, which the round merges with the
+    // Python stack it reads, is at most that old in the thread's own time.
+    if (options.native) sampler_.enable_native(std::min<int64_t>(period_ns_ / 2, kNativeCopyPeriodNs));
   }
 
   // What the launched command's environment needs for every source.
@@ -184,7 +186,6 @@ class RecordingLoop {
   void describe_native_stacks(const NativeStackStats& native) {
     run_.metadata["native_merged"] = std::to_string(native.merged);
     run_.metadata["native_unmerged"] = std::to_string(native.unmerged);
-    run_.metadata["native_lost"] = std::to_string(native.lost);
     run_.metadata["native_incomplete"] = std::to_string(native.incomplete);
     run_.metadata["native_refused_threads"] = std::to_string(native.refused_threads);
   }

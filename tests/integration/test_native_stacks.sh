@@ -113,6 +113,24 @@ if "$PY" -c 'import torch' 2>/dev/null; then
     '\((libtorch[^ ]*|lib[a-z]*blas[^ ]*|libmkl[^ ]*|libgomp[^ ]*)\)$')
   echo "== torch Linear: $result"
   share_at_least "$result" 0.5 "torch: Linear.forward's samples show no libtorch or BLAS frame"
+  # python_overhead from native frames: a forward that loops in Python over
+  # plain floats is the interpreter's time; one of large matrix products is not.
+  for case in python large; do
+    expect_status 0 "$STEPSCOPE" record --native -o "$WORK/overhead_$case.db" -- \
+      "$PY" "$programs/native_overhead.py" "$case" 60
+    expect_status 0 "$STEPSCOPE" report "$WORK/overhead_$case.db" --json
+    cp "$WORK/stdout" "$WORK/overhead_$case.json"
+  done
+  "$PY" - "$WORK/overhead_python.json" "$WORK/overhead_large.json" <<'PYEOF' || fail "python_overhead on native recordings"
+import json, sys
+def finding(path):
+    found = [f for f in json.load(open(path))["diagnosis"] if f["id"] == "python_overhead"]
+    return found[0] if found else None
+python, large = finding(sys.argv[1]), finding(sys.argv[2])
+print("== python_overhead: python loop %s, matrix products %s" % (python and round(python["share"], 2), large))
+sys.exit(0 if python and python["share"] >= 0.5 and "PythonFeature.forward" in " ".join(python["evidence"]) and
+         large is None else 1)
+PYEOF
 else
   echo "part skipped: no torch in $PY"
 fi

@@ -49,14 +49,17 @@ constexpr std::array<OverheadKind, 2> kKinds = {{
 constexpr FrameId kNoCaller = UINT32_MAX;
 
 // The nearest frame above the leaf in another file: for a library's function,
-// the line of the program that called into the library. When the whole stack
-// is in the leaf's file, its direct caller.
+// the line of the program that called into the library; for a native leaf
+// (record --native), the Python line that called into native code. When the
+// whole stack is in the leaf's file, its direct caller.
 FrameId caller_elsewhere(const Run& run, StackId stack) {
   const StackNode& leaf = run.stacks.node(stack);
-  StringId file = run.frames.get(leaf.frame).file;
+  const Frame& leaf_frame = run.frames.get(leaf.frame);
+  const bool native = leaf_frame.kind == FrameKind::kNative;
   for (StackId up = leaf.parent; up != StackTree::kRoot; up = run.stacks.node(up).parent) {
     FrameId frame = run.stacks.node(up).frame;
-    if (run.frames.get(frame).file != file) return frame;
+    const Frame& caller = run.frames.get(frame);
+    if (native ? caller.kind == FrameKind::kPython : caller.file != leaf_frame.file) return frame;
   }
   return leaf.parent == StackTree::kRoot ? kNoCaller : run.stacks.node(leaf.parent).frame;
 }

@@ -269,6 +269,8 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 }  // namespace
 
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
+  // A recording has no operator spans; with native frames its samples tell.
+  if (in.run.metadata_int("native_stacks") == 1) return recorded_python_overhead(in, facts);
   // diagnose sees to host_spans, and with them the census
   if (!facts.primary || device_side_missing(in.run, in.host_spans->census())) return std::nullopt;
   OverheadFigures f = overhead_figures(in, facts);

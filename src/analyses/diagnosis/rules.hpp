@@ -34,6 +34,9 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& input, const Dia
 // them, dispatch) paces the step while the device, if any, idles. From a
 // trace's operator spans.
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
+// The same on a recording with native frames (record --native), from its
+// samples: python_rules_recorded.cpp.
+std::optional<Finding> recorded_python_overhead(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
 // sync_in_loop: the host blocked on device synchronizations inside steps.
 std::optional<Finding> sync_in_loop_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);

@@ -36,10 +36,7 @@ StackId NativeStacks::merged_stack(const PythonThreadStack& python, bool running
                                    const PythonFrameId& python_frame) {
   Thread* watched = thread(python.native_tid);
   if (watched == nullptr) return StackTree::kRoot;
-  const uint64_t lost_before = watched->perf->samples_lost();
-  const bool taken = watched->perf->take_newest(sample_);
-  stats_.lost += watched->perf->samples_lost() - lost_before;
-  if (taken) {
+  if (watched->perf->take_newest(sample_)) {
     const UnwindResult walk = unwinder_.unwind(sample_, watched->frames);
     watched->complete = walk.complete;
     watched->unwound = true;

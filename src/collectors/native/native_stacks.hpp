@@ -23,7 +23,6 @@ namespace stepscope {
 struct NativeStackStats {
   uint64_t merged = 0;      // samples whose native and Python stacks were merged
   uint64_t unmerged = 0;    // samples that kept both parts behind a marker
-  uint64_t lost = 0;        // copies the kernel dropped (its ring buffer was full)
   uint64_t incomplete = 0;  // unwinds that stopped before the thread's outermost frame
   uint64_t refused_threads = 0;
   std::string first_problem;  // why some native stacks are missing: the first refusal, in words

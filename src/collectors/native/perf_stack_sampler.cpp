@@ -2,6 +2,7 @@
 
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,13 +75,17 @@ perf_event_attr sampling_attributes(int64_t period_ns, uint32_t stack_bytes) {
   attr.sample_stack_user = stack_bytes;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;  // the Run's clock
-  // User mode only: what perf_event_paranoid 2 (most distributions) allows
-  // an unprivileged user, and the user stack is all we unwind.
-  attr.exclude_kernel = 1;
+  // Time in the kernel counts too where allowed (root, CAP_PERFMON,
+  // perf_event_paranoid 1 or less): a thread in a system call (reading a
+  // file, waiting on a pipe) is then copied where it entered the kernel,
+  // which is the Python line the sampler reads meanwhile.
+  attr.exclude_kernel = 0;
   attr.exclude_hv = 1;
-  // Nobody polls the descriptor (the sampler drains the ring at each of its
-  // rounds), so the kernel's default wake-up at half a buffer only costs it
-  // an irq_work with no waiter.
+  // The ring is overwritten, newest record first (Linux 4.7+): only the
+  // newest copy matters, and a full ring then keeps the newest rather than
+  // dropping it. Nobody polls the descriptor: the sampler reads the ring at
+  // each of its rounds.
+  attr.write_backward = 1;
   return attr;
 }
 
@@ -117,17 +122,15 @@ std::string explain_mmap_refusal(int error_number, size_t bytes, pid_t tid) {
                      std::strerror(error_number));
 }
 
-// Maps the ring: at least 4 samples' worth, or fewer pages while the locked
-// memory limit refuses, down to what holds 2 samples. The sampler drains it
-// once a round and keeps the newest sample, so it needs a round's samples
-// (one or two at a period near the round's) and room for a late round: a full
-// ring drops the newest samples, and the one kept would be stale.
+// Maps the ring, read-only (which makes the kernel overwrite it): at least 4
+// samples' worth, or fewer pages while the locked memory limit refuses, down
+// to what holds 2 samples; the newest is all the sampler reads.
 void* map_ring(int fd, uint32_t stack_bytes, pid_t tid, size_t& ring_bytes, std::string& error) {
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t fewest = data_pages_for(stack_bytes, 2, page);
   for (size_t pages = data_pages_for(stack_bytes, 4, page);; pages /= 2) {
     ring_bytes = (1 + pages) * page;
-    void* ring = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* ring = mmap(nullptr, ring_bytes, PROT_READ, MAP_SHARED, fd, 0);
     if (ring != MAP_FAILED) return ring;
     if (errno != EPERM || pages / 2 < fewest) {
       error = explain_mmap_refusal(errno, ring_bytes, tid);
@@ -189,6 +192,12 @@ std::unique_ptr<PerfStackSampler> PerfStackSampler::open(pid_t tid, int64_t peri
   stack_bytes = std::clamp<uint32_t>((stack_bytes + 7) & ~uint32_t{7}, 8, kLargestStackCopy);
   perf_event_attr attr = sampling_attributes(period_ns, stack_bytes);
   UniqueFd fd(static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  if (!fd.valid() && (errno == EACCES || errno == EPERM)) {
+    // User mode only: what perf_event_paranoid 2 (most distributions) allows
+    // an unprivileged user.
+    attr.exclude_kernel = 1;
+    fd = UniqueFd(static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  }
   if (!fd.valid()) {
     error = fmt::format("thread {}: {}", tid, explain_perf_refusal(errno));
     return nullptr;
@@ -227,37 +236,31 @@ const char* PerfStackSampler::record_bytes(uint64_t position, size_t size) {
   return scratch_.data();
 }
 
+// The kernel writes backward: the newest record starts at the head, older
+// ones follow it. Output is paused while the newest is read, so that the
+// kernel does not overwrite it meanwhile (a copy due then is skipped).
 bool PerfStackSampler::take_newest(UserStackSample& out) {
   auto* meta = static_cast<perf_event_mmap_page*>(ring_);
   // Acquire: the records the kernel wrote before moving the head are visible.
   uint64_t head = std::atomic_ref(meta->data_head).load(std::memory_order_acquire);
-  uint64_t tail = meta->data_tail;  // ours alone to write
-  // Only the newest sample is parsed (its stack copy is most of the cost):
-  // the walk remembers where it is.
-  uint64_t newest = 0;
-  size_t newest_size = 0;
-  while (head - tail >= sizeof(perf_event_header) && head - tail <= data_bytes_) {
+  if (head == last_head_) return false;  // no copy since the last call
+  ioctl(fd_.get(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
+  head = std::atomic_ref(meta->data_head).load(std::memory_order_acquire);
+  last_head_ = head;
+  bool found = false;
+  for (uint64_t at = head; !found && at - head + sizeof(perf_event_header) <= data_bytes_;) {
     perf_event_header header;
-    copy_from_ring(tail, &header, sizeof header);
-    // A record smaller than its header, or past the head: the ring cannot be
-    // trusted beyond it, so everything up to the head is dropped.
-    if (header.size < sizeof header || header.size > head - tail) break;
+    copy_from_ring(at, &header, sizeof header);
+    // Zeros where the ring was never written, or a record the kernel was
+    // overwriting: nothing older can be trusted.
+    if (header.size < sizeof header || at - head + header.size > data_bytes_) break;
     if (header.type == PERF_RECORD_SAMPLE) {
-      ++taken_;
-      uint64_t abi = PERF_SAMPLE_REGS_ABI_NONE;
-      if (header.size >= kAbiOffset + 8) copy_from_ring(tail + kAbiOffset, &abi, 8);
-      if (abi != PERF_SAMPLE_REGS_ABI_NONE) newest = tail, newest_size = header.size;
-    } else if (header.type == PERF_RECORD_LOST && header.size >= sizeof header + 16) {
-      uint64_t lost = 0;
-      copy_from_ring(tail + sizeof header + 8, &lost, 8);
-      lost_ += lost;
+      found = parse_sample(record_bytes(at, header.size), header.size, out) && out.tid == tid_;
+      if (found) ++taken_;
     }
-    tail += header.size;
+    at += header.size;
   }
-  bool found = newest_size != 0 && parse_sample(record_bytes(newest, newest_size), newest_size, out) &&
-               out.tid == tid_;
-  // Release: the kernel may overwrite the records only after they were read.
-  std::atomic_ref(meta->data_tail).store(head, std::memory_order_release);
+  ioctl(fd_.get(), PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
   return found;
 }
 

@@ -40,13 +40,12 @@ class PerfStackSampler {
   PerfStackSampler(const PerfStackSampler&) = delete;
   PerfStackSampler& operator=(const PerfStackSampler&) = delete;
 
-  // Consumes every sample the kernel wrote since the last call and keeps the
-  // newest in `out` (its storage reused). False when there was none.
+  // The newest copy the kernel took since the last call, in `out` (its
+  // storage reused); false when it took none. Older ones are overwritten.
   bool take_newest(UserStackSample& out);
 
+  // Copies handed out by take_newest.
   uint64_t samples_taken() const { return taken_; }
-  // Samples the kernel dropped because the ring buffer was full.
-  uint64_t samples_lost() const { return lost_; }
 
  private:
   PerfStackSampler(UniqueFd fd, void* ring, size_t ring_bytes, pid_t tid);
@@ -64,7 +63,7 @@ class PerfStackSampler {
   size_t data_bytes_ = 0;       // a power of two
   std::vector<char> scratch_;   // one record of the largest size (64 KiB)
   uint64_t taken_ = 0;
-  uint64_t lost_ = 0;
+  uint64_t last_head_ = 0;  // the kernel's write position at the last call
 };
 
 // Why perf_event_open failed with `error_number` for another process's

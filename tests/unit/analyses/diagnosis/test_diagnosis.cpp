@@ -313,6 +313,54 @@ TEST(Diagnosis, StepOverheadNamesTheFunctionsAndTheirKind) {
   EXPECT_EQ(f->recommendation.find("evaluation"), std::string::npos);
 }
 
+// With native frames (record --native) the leaf is native code: its call site
+// is the Python line that called into it, not the native caller.
+TEST(Diagnosis, StepOverheadNamesThePythonCallSiteOfNativeCode) {
+  RunBuilder b;
+  FrameId log = b.run.intern_frame("log_metrics", "train.py", 77);
+  FrameId item = b.run.intern_frame("THPVariable_item", "/x/libtorch_python.so", 0, stepscope::FrameKind::kNative);
+  FrameId copy = b.run.intern_frame("at::native::copy_", "/x/libtorch_cpu.so", 0, stepscope::FrameKind::kNative);
+  steps_with_other(b, {b.loop, log, item, copy});
+  auto d = b.diagnose();
+  const Finding* f = find(d, "step_overhead");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(any_contains(f->evidence, "at::native::copy_ (libtorch_cpu.so) called from log_metrics (train.py:77) (100%)"))
+      << f->evidence[1];
+}
+
+// record --native: in forward (30 of each 100 ms step) the innermost frame is
+// the interpreter's for 25 ms, libtorch's for 5; backward and the optimizer
+// (and the rest of the step) run libtorch throughout.
+void native_steps(RunBuilder& b, FrameId interpreter_leaf) {
+  b.run.metadata["native_stacks"] = "1";
+  FrameId forward = b.run.intern_frame("forward", "model.py", 12);
+  FrameId matmul = b.run.intern_frame("at::native::addmm", "/x/libtorch_cpu.so", 0, stepscope::FrameKind::kNative);
+  steps_with_other(b, {b.loop});
+  b.restack_in_steps(20, 100, 0, 25, {b.loop, forward, interpreter_leaf});
+  b.restack_in_steps(20, 100, 25, 100, {b.loop, forward, matmul});
+}
+
+TEST(Diagnosis, PythonOverheadOnARecordingWithNativeFrames) {
+  RunBuilder b;
+  native_steps(b, b.run.intern_frame("_PyEval_Vector", "/usr/lib/libpython3.11.so.1.0", 0, stepscope::FrameKind::kNative));
+  auto d = b.diagnose();
+  const Finding* f = find(d, "python_overhead");
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->share, 0.25, 0.02);
+  EXPECT_TRUE(any_contains(f->evidence, "42% ran the interpreter")) << f->evidence[0];
+  EXPECT_TRUE(any_contains(f->evidence, "forward (model.py:12) (100%)"));
+  EXPECT_TRUE(any_contains(f->evidence, "libtorch_cpu.so (100%)"));
+}
+
+TEST(Diagnosis, NoPythonOverheadWhenOperatorsTakeTheTime) {
+  RunBuilder b;
+  native_steps(b, b.run.intern_frame("at::native::relu", "/x/libtorch_cpu.so", 0, stepscope::FrameKind::kNative));
+  EXPECT_FALSE(find(b.diagnose(), "python_overhead"));
+  RunBuilder python_only;  // without native frames a sample cannot tell
+  steps_with_other(python_only, {python_only.loop});
+  EXPECT_FALSE(find(python_only.diagnose(), "python_overhead"));
+}
+
 // Evaluation the hooks marked (an "evaluation" span) is evaluation whatever its
 // functions are called: the remedy moves it out of the step.
 TEST(Diagnosis, StepOverheadNamesMarkedEvaluation) {
