@@ -58,9 +58,10 @@ bool merge_stacks(std::span<const PythonFrame> python, std::span<const NativeFra
     write_unmerged(python, native, out);
     return false;
   }
-  // The interpreter's module is the one its evaluation loop is in.
-  const std::string_view interpreter =
-      std::find_if(native.begin(), native.end(), [](const NativeFrame& f) { return f.python_eval; })->module;
+  // The interpreter's module is the one its evaluation loop is in (none
+  // reached: then every frame found is inside the innermost call, and kept).
+  auto eval = std::find_if(native.begin(), native.end(), [](const NativeFrame& f) { return f.python_eval; });
+  const std::string_view interpreter = eval != native.end() ? eval->module : std::string_view();
   out.clear();
   size_t call = 0;
   // Calls the shortened native walk did not reach come first, with nothing between them.
