@@ -268,6 +268,11 @@ std::string python_functions_text(const Run& run, const OverheadFigures& f) {
 
 }  // namespace
 
+const char* const kPythonOverheadRemedy =
+    "Give each operator more work: larger batches; replace Python loops of small tensor operations with one "
+    "operation over a stacked tensor; fuse the rest with torch.compile; use foreach or fused optimizers; on a "
+    "GPU, CUDA graphs (torch.compile(mode=\"reduce-overhead\")) remove the per-launch host cost.";
+
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const DiagnosisFacts& facts) {
   // A recording has no operator spans; with native frames its samples tell.
   if (in.run.metadata_int("native_stacks") == 1) return recorded_python_overhead(in, facts);
@@ -312,10 +317,7 @@ std::optional<Finding> python_overhead_rule(const DiagnosisInput& in, const Diag
         "step time");
   }
   if (!f.gap_by_python_function.empty()) out.evidence.push_back(python_functions_text(in.run, f));
-  out.recommendation =
-      "Give each operator more work: larger batches; replace Python loops of small tensor operations with one "
-      "operation over a stacked tensor; fuse the rest with torch.compile; use foreach or fused optimizers; on a "
-      "GPU, CUDA graphs (torch.compile(mode=\"reduce-overhead\")) remove the per-launch host cost.";
+  out.recommendation = kPythonOverheadRemedy;
   return out;
 }
 

@@ -104,11 +104,10 @@ std::optional<Finding> recorded_python_overhead(const DiagnosisInput& in, const 
       return path.substr(path.rfind('/') + 1);
     }));
   }
-  out.recommendation =
-      "Start with the Python functions above: vectorize their loops over tensors or take them out of the step. "
-      "Give each operator more work: larger batches; replace Python loops of small tensor operations with one "
-      "operation over a stacked tensor; fuse the rest with torch.compile; use foreach or fused optimizers; on a "
-      "GPU, CUDA graphs (torch.compile(mode=\"reduce-overhead\")) remove the per-launch host cost.";
+  out.recommendation = std::string(
+                           "Start with the Python functions above: vectorize their loops over tensors or take them "
+                           "out of the step. ") +
+                       kPythonOverheadRemedy;
   return out;
 }
 

@@ -35,7 +35,8 @@ std::optional<Finding> step_overhead_rule(const DiagnosisInput& input, const Dia
 // trace's operator spans.
 std::optional<Finding> python_overhead_rule(const DiagnosisInput& input, const DiagnosisFacts& facts);
 // The same on a recording with native frames (record --native), from its
-// samples: python_rules_recorded.cpp.
+// samples: python_rules_recorded.cpp. Both give this remedy.
+extern const char* const kPythonOverheadRemedy;
 std::optional<Finding> recorded_python_overhead(const DiagnosisInput& input, const DiagnosisFacts& facts);
 
 // sync_in_loop: the host blocked on device synchronizations inside steps.
