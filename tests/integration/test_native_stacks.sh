@@ -135,6 +135,26 @@ else
   echo "part skipped: no torch in $PY"
 fi
 
+# As a user without privileges (perf_event_paranoid 2 lets one sample its own
+# processes, user time only: the events are opened again without kernel time),
+# with Debian's Python, which any uid can run.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x /usr/bin/python3 ]; then
+  mkdir -m 777 "$WORK/user"
+  chmod 755 "$WORK"
+  cp "$programs/native_qsort.py" "$WORK/user/"
+  expect_status 0 setpriv --reuid=64123 --regid=64123 --clear-groups env HOME="$WORK/user" \
+    "$STEPSCOPE" record --native --rate 200 -o "$WORK/user/q.db" -- /usr/bin/python3 "$WORK/user/native_qsort.py" 1.5
+  paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+  if [ "$paranoid" -le 2 ]; then
+    merged=$(sqlite3 "$WORK/user/q.db" "SELECT value FROM metadata WHERE key = 'native_merged'")
+    [ "${merged:-0}" -gt 100 ] || fail "an unprivileged record --native merged ${merged:-no} samples"
+    echo "== unprivileged user: $merged samples merged"
+  else
+    expect_stderr_contains "perf_event_paranoid"
+    echo "== unprivileged user: refused, saying why"
+  fi
+fi
+
 # dump --native of the spinning comparator: its native frames in text and JSON.
 "$python" "$programs/native_qsort.py" 30 &
 spinner=$!
