@@ -8,10 +8,6 @@
 // stack is the evaluation loop under the interpreter's start-up, about 15
 // frames, as in a training loop.
 #include <benchmark/benchmark.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -22,44 +18,15 @@
 
 #include "collectors/native/native_unwinder.hpp"
 #include "collectors/native/perf_stack_sampler.hpp"
-
-extern char** environ;
+#include "python_child.hpp"
 
 namespace stepscope {
 namespace {
 
-constexpr const char* kTarget = R"PY(
-def level(n):
-    if n == 0:
-        x = 0
-        while True:
-            x += 1
-    level(n - 1)
-level(28)
-)PY";
-
 constexpr int64_t kPeriodNs = 1'000'000;
 constexpr uint32_t kStackBytes = 16 * 1024;
 
-class PythonChild {
- public:
-  PythonChild() {
-    const char* python = std::getenv("STEPSCOPE_BENCH_PYTHON");
-    std::string interpreter = python != nullptr ? python : "/usr/bin/python3";
-    std::vector<char*> argv{interpreter.data(), const_cast<char*>("-c"), const_cast<char*>(kTarget), nullptr};
-    if (posix_spawn(&pid_, interpreter.c_str(), nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
-  }
-  ~PythonChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-};
+using bench::PythonChild;
 
 // A sample taken in the evaluation loop, once the child spins there; false,
 // with `why`, when perf is refused or no such sample comes in 5 s.

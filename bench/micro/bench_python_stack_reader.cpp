@@ -5,10 +5,6 @@
 // /usr/bin/python3) that recurses to depth 30 and spins there, as a training
 // loop keeps its stack while running.
 #include <benchmark/benchmark.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -18,45 +14,12 @@
 
 #include "collectors/process/memory_maps.hpp"
 #include "collectors/python/process.hpp"
-
-extern char** environ;
+#include "python_child.hpp"
 
 namespace stepscope {
 namespace {
 
-constexpr const char* kTarget = R"PY(
-import sys
-def level(n):
-    if n == 0:
-        x = 0
-        while True:
-            x += 1
-    level(n - 1)
-level(28)  # level(28) .. level(0) and <module>: 30 frames
-)PY";
-
-class PythonChild {
- public:
-  PythonChild() {
-    const char* python = std::getenv("STEPSCOPE_BENCH_PYTHON");
-    std::string interpreter = python != nullptr ? python : "/usr/bin/python3";
-    std::vector<char*> argv{interpreter.data(), const_cast<char*>("-c"),
-                            const_cast<char*>(kTarget), nullptr};
-    if (posix_spawn(&pid_, interpreter.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-      pid_ = -1;
-    }
-  }
-  ~PythonChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-};
+using bench::PythonChild;
 
 // Attaches once the child's stack has reached its full depth.
 std::unique_ptr<PythonProcess> attach_when_deep(const PythonChild& child, size_t depth,

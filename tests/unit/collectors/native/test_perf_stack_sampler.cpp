@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -28,20 +29,37 @@ int64_t monotonic_ns() {
   return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
-TEST(NativePerfStackSampler, CopiesTheRegistersAndStackOfARunningThread) {
-  test::CompiledPrograms programs;
-  std::string why;
-  auto program = programs.compile("spin", test::kSpinProgram, "", why);
-  if (program.empty()) GTEST_SKIP() << why;
-  test::ChildProgram child(program);
-  ASSERT_TRUE(child.wait_until_exec(program));
-  int64_t opened_ns = monotonic_ns();
-  auto sampler = PerfStackSampler::open(child.pid(), kMillisecond, kStackBytes, why);
-  if (!sampler) GTEST_SKIP() << "perf_event_open refused here: " << why;
+// A spinning child and a sampler on its thread, at 1 ms; the tests skip,
+// saying why, where the compiler or perf events are missing.
+class NativePerfSampling : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    auto program = programs_.compile("spin", test::kSpinProgram, "", why);
+    if (program.empty()) GTEST_SKIP() << why;
+    child_.emplace(program);
+    ASSERT_TRUE(child_->wait_until_exec(program));
+    opened_ns_ = monotonic_ns();
+    sampler_ = PerfStackSampler::open(child_->pid(), kMillisecond, kStackBytes, why);
+    if (!sampler_) GTEST_SKIP() << "perf_event_open refused here: " << why;
+  }
+  pid_t child_pid() const { return child_->pid(); }
+  bool first_sample(UserStackSample& sample) {
+    return test::sample_until(*sampler_, child_pid(), 5s, [](const UserStackSample&) { return true; }, sample);
+  }
 
+  test::CompiledPrograms programs_;
+  std::optional<test::ChildProgram> child_;
+  std::unique_ptr<PerfStackSampler> sampler_;
+  int64_t opened_ns_ = 0;
+};
+
+TEST_F(NativePerfSampling, CopiesTheRegistersAndStackOfARunningThread) {
+  const int64_t opened_ns = opened_ns_;
+  PerfStackSampler* sampler = sampler_.get();
   UserStackSample sample;
-  ASSERT_TRUE(test::sample_until(*sampler, child.pid(), 5s, [](const UserStackSample&) { return true; }, sample));
-  EXPECT_EQ(sample.tid, child.pid());
+  ASSERT_TRUE(first_sample(sample));
+  EXPECT_EQ(sample.tid, child_pid());
   EXPECT_GE(sample.time_ns, opened_ns);  // CLOCK_MONOTONIC, as asked
   EXPECT_LE(sample.time_ns, monotonic_ns());
   EXPECT_NE(sample.regs[kDwarfRip], 0u);
@@ -54,18 +72,10 @@ TEST(NativePerfStackSampler, CopiesTheRegistersAndStackOfARunningThread) {
   EXPECT_GE(sampler->samples_taken(), 1u);
 }
 
-TEST(NativePerfStackSampler, HandsOutTheNewestCopyOnce) {
-  test::CompiledPrograms programs;
-  std::string why;
-  auto program = programs.compile("spin", test::kSpinProgram, "", why);
-  if (program.empty()) GTEST_SKIP() << why;
-  test::ChildProgram child(program);
-  ASSERT_TRUE(child.wait_until_exec(program));
-  auto sampler = PerfStackSampler::open(child.pid(), kMillisecond, kStackBytes, why);
-  if (!sampler) GTEST_SKIP() << "perf_event_open refused here: " << why;
-
+TEST_F(NativePerfSampling, HandsOutTheNewestCopyOnce) {
+  PerfStackSampler* sampler = sampler_.get();
   UserStackSample sample;
-  ASSERT_TRUE(test::sample_until(*sampler, child.pid(), 5s, [](const UserStackSample&) { return true; }, sample));
+  ASSERT_TRUE(first_sample(sample));
   // About 50 copies at 1 ms each, more than the ring holds (7 of 16 KiB):
   // the kernel overwrites the oldest, and the one handed out is the newest.
   std::this_thread::sleep_for(50ms);
@@ -76,11 +86,11 @@ TEST(NativePerfStackSampler, HandsOutTheNewestCopyOnce) {
   EXPECT_LE(sample.time_ns, monotonic_ns());
   EXPECT_EQ(sampler->samples_taken(), taken + 1);
   // A thread that does not run leaves no new copy: nothing is handed out twice.
-  ::kill(child.pid(), SIGSTOP);
+  ::kill(child_pid(), SIGSTOP);
   std::this_thread::sleep_for(5ms);
   sampler->take_newest(sample);
   EXPECT_FALSE(sampler->take_newest(sample));
-  ::kill(child.pid(), SIGCONT);
+  ::kill(child_pid(), SIGCONT);
 }
 
 TEST(NativePerfStackSampler, AGoneThreadIsExplained) {
