@@ -29,30 +29,28 @@ constexpr uint32_t kStackBytes = 16 * 1024;
 using bench::PythonChild;
 
 // A sample taken in the evaluation loop, once the child spins there; false,
-// with `why`, when perf is refused or no such sample comes in 5 s.
-bool sample_in_eval_loop(const PythonChild& child, UserStackSample& sample, std::string& why) {
+// with the benchmark skipped saying why, when perf is refused or no such
+// sample comes in 5 s.
+bool sample_in_eval_loop(benchmark::State& state, const PythonChild& child, UserStackSample& sample) {
+  std::string why;
   auto sampler = PerfStackSampler::open(child.pid(), kPeriodNs, kStackBytes, why);
-  if (!sampler) return false;
   NativeUnwinder unwinder(child.pid());
   std::vector<NativeFrame> frames;
-  for (int attempt = 0; attempt < 500; ++attempt) {
+  for (int attempt = 0; sampler && attempt < 500; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!sampler->take_newest(sample)) continue;
     UnwindResult result = unwinder.unwind(sample, frames);
     if (result.complete && !frames.empty() && frames[0].python_eval) return true;
   }
-  why = "no complete sample in _PyEval_EvalFrameDefault in 5 s";
+  if (sampler) why = "no complete sample in _PyEval_EvalFrameDefault in 5 s";
+  state.SkipWithError(why.c_str());
   return false;
 }
 
 void BM_NativeUnwindSteady(benchmark::State& state) {
   PythonChild child;
   UserStackSample sample;
-  std::string why;
-  if (!sample_in_eval_loop(child, sample, why)) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
+  if (!sample_in_eval_loop(state, child, sample)) return;
   NativeUnwinder unwinder(child.pid());
   std::vector<NativeFrame> frames;
   unwinder.unwind(sample, frames);  // the pcs' names cached, as after the first samples
@@ -71,11 +69,7 @@ BENCHMARK(BM_NativeUnwindSteady)->Unit(benchmark::kMicrosecond);
 void BM_NativeUnwindFirst(benchmark::State& state) {
   PythonChild child;
   UserStackSample sample;
-  std::string why;
-  if (!sample_in_eval_loop(child, sample, why)) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
+  if (!sample_in_eval_loop(state, child, sample)) return;
   std::vector<NativeFrame> frames;
   for (auto _ : state) {
     NativeUnwinder unwinder(child.pid());
@@ -85,8 +79,8 @@ void BM_NativeUnwindFirst(benchmark::State& state) {
 }
 BENCHMARK(BM_NativeUnwindFirst)->Unit(benchmark::kMicrosecond);
 
-// One drain after 2 ms of the child's CPU: two samples of 16 KiB stack
-// copies, the newest parsed. The sleep is outside the timing.
+// One read of the ring after 2 ms of the child's CPU: two copies of 16 KiB
+// taken meanwhile, the newest parsed. The sleep is outside the timing.
 void BM_PerfTakeNewest(benchmark::State& state) {
   PythonChild child;
   std::string why;

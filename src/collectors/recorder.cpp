@@ -26,7 +26,6 @@ constexpr int64_t kSecond = 1'000'000'000;
 // New processes must be seen within 100 ms of their start.
 constexpr int64_t kTreeScanInterval = 50'000'000;
 constexpr int64_t kCommitInterval = kSecond;
-constexpr int64_t kNativeCopyPeriodNs = 1'000'000;  // of a thread's CPU time (record --native)
 
 void check_options(const RecordOptions& options) {
   if (options.output.empty()) throw InputError("record: an output file (-o RUN.db) is required");
@@ -82,9 +81,7 @@ class RecordingLoop {
       : options_(options), run_(run), sampler_(run),
         period_ns_(static_cast<int64_t>(kSecond / options.rate_hz)), rng_(std::random_device{}()) {
     for (auto& source : make_sources(options)) sources_.push_back({std::move(source), 0});
-    // A copy after each millisecond of a thread's CPU time (twice a period at
-    // rates above 500 Hz): the newest, which the round merges with the
-    // Python stack it reads, is at most that old in the thread's own time.
+    // Twice a period at rates above 500 Hz (native_stacks.hpp).
     if (options.native) sampler_.enable_native(std::min<int64_t>(period_ns_ / 2, kNativeCopyPeriodNs));
   }
 

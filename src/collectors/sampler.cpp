@@ -333,15 +333,15 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     // Rounds count from 1: round 0 never was.
     const size_t reused = last.round + 1 == stats_.rounds ? stack.same_outer_frames : 0;
     StackId id = intern_stack(tracked, stack, reused, last.path);
+    const ThreadState thread_state = thread_state_from_letter(*state);
     if (tracked.native) {
       auto python_frame_id = [&](const PythonFrame& frame) { return python_frame(tracked, frame); };
-      const bool running = thread_state_from_letter(*state) == ThreadState::kRunning;
+      const bool running = thread_state == ThreadState::kRunning;
       const StackId merged = tracked.native->merged_stack(stack, running, python_frame_id);
       if (merged != StackTree::kRoot) id = merged;
     }
     last.round = stats_.rounds;
-    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, id,
-                            thread_state_from_letter(*state), stack.holds_gil});
+    run_.samples.push_back({now_ns, tracked.pid, stack.native_tid, id, thread_state, stack.holds_gil});
     ++stats_.samples;
   }
 }

@@ -10,9 +10,9 @@ namespace stepscope {
 
 namespace {
 
-// A thread on a CPU is copied after each millisecond of it; the wait lets
-// one that shares its CPU with others run that long.
-constexpr int64_t kCopyPeriodNs = 1'000'000;
+// Threads on a CPU are copied after each millisecond of it
+// (kNativeCopyPeriodNs); the wait lets one that shares its CPU with others
+// run that long.
 constexpr long kWaitNs = 30'000'000;
 
 SnapshotFrame snapshot_frame(const PythonFrame& frame) {
@@ -34,7 +34,7 @@ NativeSnapshot::NativeSnapshot(pid_t pid, const std::vector<int64_t>& tids) {
   }
   for (int64_t tid : tids) {
     std::string error;
-    auto perf = PerfStackSampler::open(static_cast<pid_t>(tid), kCopyPeriodNs, kNativeStackBytes, error);
+    auto perf = PerfStackSampler::open(static_cast<pid_t>(tid), kNativeCopyPeriodNs, kNativeStackBytes, error);
     if (perf) {
       threads_.emplace(tid, std::move(perf));
     } else if (problem_.empty()) {

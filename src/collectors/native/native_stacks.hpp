@@ -32,6 +32,10 @@ struct NativeStackStats {
 // its stack pointer: deep enough for the C frames of a PyTorch step on
 // 3.8-3.10, whose evaluation loop makes one C frame per Python frame.
 inline constexpr uint32_t kNativeStackBytes = 32 * 1024;
+// A copy after each millisecond of a thread's CPU time: the newest, which a
+// round merges with the Python stack it reads, is at most that old in the
+// thread's own time (record uses half its period when that is shorter).
+inline constexpr int64_t kNativeCopyPeriodNs = 1'000'000;
 
 class NativeStacks {
  public:

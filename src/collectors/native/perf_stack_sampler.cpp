@@ -49,7 +49,6 @@ constexpr uint32_t kLargestStackCopy = 65528;
 // A sample's fixed part before its stack copy: header, pid/tid, time, abi and
 // the registers; then the copy's size and, after it, its valid length.
 constexpr size_t kSampleHeadBytes = sizeof(perf_event_header) + 8 + 8 + 8 + 8 * kUnwindRegisterCount;
-constexpr size_t kAbiOffset = sizeof(perf_event_header) + 8 + 8;
 
 size_t sample_record_bytes(uint32_t stack_bytes) { return kSampleHeadBytes + 8 + stack_bytes + 8; }
 
@@ -270,7 +269,7 @@ std::string explain_perf_refusal(int error_number) {
     case EPERM:
       return fmt::format(
           "the kernel refused to sample another process's thread ({}): {}. Run `sudo sysctl "
-          "kernel.perf_event_paranoid=1`, or grant stepscope CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8); a "
+          "kernel.perf_event_paranoid=2`, or grant stepscope CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8); a "
           "target of another user also needs CAP_SYS_PTRACE, and a container's seccomp profile must allow "
           "perf_event_open (Docker's does with --cap-add PERFMON).",
           std::strerror(error_number), paranoid_cause(perf_event_paranoid()));
