@@ -117,7 +117,7 @@ if "$PY" -c 'import torch' 2>/dev/null; then
   # plain floats is the interpreter's time; one of large matrix products is not.
   for case in python large; do
     expect_status 0 "$STEPSCOPE" record --native -o "$WORK/overhead_$case.db" -- \
-      "$PY" "$programs/native_overhead.py" "$case" 60
+      "$PY" "$programs/native_overhead.py" "$case" 150
     expect_status 0 "$STEPSCOPE" report "$WORK/overhead_$case.db" --json
     cp "$WORK/stdout" "$WORK/overhead_$case.json"
   done

@@ -39,7 +39,10 @@ FrameId innermost_python_frame(const Run& run, StackId stack) {
 }
 
 // The step thread's running samples inside forward, backward and the
-// optimizer; stacks that could not be merged say neither and are left out.
+// optimizer, by their innermost frame. A stack that could not be merged
+// ends with its native half, the thread's native stack at its copy, which
+// tells as well; one whose native half is empty ends at the marker and is
+// left out.
 InterpreterSplit split_phases(const Run& run, const DiagnosisFacts& f) {
   InterpreterSplit split;
   for (const Sample* s : f.step_samples) {
