@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "analyses/diagnosis/facts.hpp"
 #include "analyses/diagnosis/rank_straggler.hpp"
 #include "analyses/spans/span_index.hpp"
 
@@ -31,20 +32,24 @@ std::string rank_label(const GpuRank& rank) {
 // The run's ranks (its processes with steps), each with its own diagnosis:
 // the run's (`diagnosis`, of `input`) for its primary process, the rules run
 // again as if it were the primary for each other one that may turn out to be
-// waited for (one with a collective wait: job_ranks.hpp).
+// waited for (one with a collective wait: job_ranks.hpp), side by side on
+// the input's threads, with the facts of the run (input.run_facts) shared.
 std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis,
                                      const std::string& source) {
   std::vector<JobRank> ranks = job_ranks_of(input.run, input.steps, source);  // in the order of steps.processes
+  SideBySide work;
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].primary) {
       ranks[i].own = diagnosis;
-      continue;
+    } else if (ranks[i].steps.collective_wait_fraction) {
+      work.add([&, i] {
+        StepsAnalysis alone = with_primary(input.steps, i);
+        ranks[i].own = diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, 1,
+                                 input.run_facts});
+      });
     }
-    if (!ranks[i].steps.collective_wait_fraction) continue;
-    StepsAnalysis alone = with_primary(input.run, input.steps, i);
-    ranks[i].own =
-        diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});
   }
+  work.run(input.threads);
   return ranks;
 }
 
@@ -92,13 +97,16 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
     report.processes = summarize_processes(run, host_spans->census());
   });
+  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the other ranks' share them
   work.add([&] {
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
     work.wait_for(steps_done);
     work.wait_for(gpu_done);
-    report.diagnosis =
-        diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches, threads});
+    DiagnosisInput input{run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches,
+                         threads};
+    input.run_facts = &run_facts.emplace(input);
+    report.diagnosis = diagnose(input);
   });
   // The only analysis that fails on its input (samples without a period):
   // those before it cannot, so its error stays the one a broken run gives.
@@ -114,7 +122,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
   add_job_ranks(report.job, diagnosed_ranks({run, report.steps, report.processes, &report.gpu.ranks.front(),
-                                             &*host_spans, &*launches, threads},
+                                             &*host_spans, &*launches, threads, &*run_facts},
                                             report.diagnosis, source));
   diagnose_stragglers(report.diagnosis, report.job);
   return report;
@@ -139,16 +147,18 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
     steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
     processes = summarize_processes(run, host_spans->census());
   });
+  std::optional<RunFacts> run_facts;
   work.add([&] {
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
     work.wait_for(gpu_done);
     work.wait_for(steps_done);
-    out.diagnosis = {rank_label(out.gpu),
-                     diagnose({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads})};
+    DiagnosisInput input{run, steps, processes, &out.gpu, &*host_spans, &*launches, threads};
+    input.run_facts = &run_facts.emplace(input);
+    out.diagnosis = {rank_label(out.gpu), diagnose(input)};
   });
   work.run(threads);
-  out.ranks = diagnosed_ranks({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads},
+  out.ranks = diagnosed_ranks({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads, &*run_facts},
                               out.diagnosis.diagnosis, source);
   return out;
 }

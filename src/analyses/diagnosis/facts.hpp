@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "analyses/diagnosis/counters_by_track.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
+#include "analyses/samples_by_thread.hpp"
 #include "analyses/spans/intervals.hpp"
 
 namespace stepscope {
@@ -98,7 +100,29 @@ struct DiagnosisFacts {
   double sample_share(uint64_t samples) const;
 };
 
-DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input);
+// What the facts of every process of one run share, whichever is the primary:
+// the counters by track, the samples by thread, and the facts of the whole
+// run (device activity, memory, the DataLoader workers). Gathered once: a
+// report diagnoses each rank of a run that others may wait for as if it were
+// the primary, eight times in a run of eight ranks.
+class RunFacts {
+ public:
+  explicit RunFacts(const DiagnosisInput& input);
+
+  const CountersByTrack& counters() const { return counters_; }
+  const SamplesByThread& samples() const { return samples_; }
+  // Only device_busy, the memory facts and worker_pids are filled.
+  const DiagnosisFacts& whole_run() const { return whole_run_; }
+
+ private:
+  RunFacts(const DiagnosisInput& input, std::vector<int64_t> workers);
+
+  CountersByTrack counters_;
+  SamplesByThread samples_;
+  DiagnosisFacts whole_run_;
+};
+
+DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFacts& run_facts);
 
 // The steps a trace's rules look inside, by start: the steps analysis's
 // steady steps (hooks, or a trace's complete ProfilerStep#N ranges), else

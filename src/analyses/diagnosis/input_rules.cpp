@@ -27,7 +27,7 @@ std::string wait_evidence(const DiagnosisFacts& f, double share) {
 // Where the main process spends its data waits (the steps analysis's
 // attribution): with no workers, the Dataset's own code.
 std::optional<std::string> wait_functions_evidence(const DiagnosisInput& in) {
-  const StepSampleAttribution& a = in.steps.attribution;
+  const StepSampleAttribution& a = in.steps.attribution();
   if (a.data_wait_functions.empty() || a.data_wait_samples == 0) return std::nullopt;
   std::string text = "while it waits, the main process runs ";
   for (size_t i = 0; i < a.data_wait_functions.size() && i < 3; ++i) {
@@ -40,7 +40,7 @@ std::optional<std::string> wait_functions_evidence(const DiagnosisInput& in) {
 }
 
 std::optional<std::string> worker_functions_evidence(const DiagnosisInput& in) {
-  const StepSampleAttribution& a = in.steps.attribution;
+  const StepSampleAttribution& a = in.steps.attribution();
   if (a.worker_functions.empty() || a.worker_samples == 0) return std::nullopt;
   const FunctionSamples& top = a.worker_functions.front();
   return fmt::format("the workers spend {} of their busy samples in {} ({})",

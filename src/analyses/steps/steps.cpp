@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <unordered_map>
 #include <string>
 #include <utility>
 
@@ -256,35 +258,63 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
   return out;
 }
 
-// `phases` null: a trace's steps, which have no phase spans.
-StepSampleAttribution attribute_samples(const Run& run, const PhaseIndex* phases, const ProcessSteps& primary,
-                                        size_t top) {
-  StepSampleAttribution out;
+// What one sample of a process with steps says about it as the primary.
+void attribute_step_sample(const Run& run, const PhaseIndex& phases, const ProcessSteps& process, const Sample& s,
+                           StepSampleAttribution& out, std::map<FrameId, uint64_t>& wait_leaves) {
+  auto phase = phases.phase_at(process, s.tid, s.ts_ns);
+  if (!phase) {
+    if (!process.steps.empty() && process.steps.front().tid == s.tid) ++out.outside_steps;
+    return;
+  }
+  ++out.by_phase[static_cast<size_t>(*phase)];
+  if (*phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
+}
+
+// What a sample's process is to the attribution: a process with steps, a
+// DataLoader worker (its batches), both, or neither.
+struct SampleProcess {
+  size_t steps = SIZE_MAX;            // into the processes with steps
+  const Intervals* batches = nullptr;  // a worker's batches
+};
+
+// Each process with steps as if it were the primary, in one pass over the
+// samples (a run of eight ranks is not walked eight times): `phases` null:
+// a trace's steps, which have no phase spans.
+std::vector<StepSampleAttribution> attribute_samples(const Run& run, const PhaseIndex* phases,
+                                                     const std::vector<ProcessSteps>& processes, size_t top) {
+  std::vector<StepSampleAttribution> out(processes.size());
   if (run.samples.empty()) return out;
   std::optional<PhaseIndex> built;
   if (!phases) phases = &built.emplace(run);
   std::map<int64_t, Intervals> workers = worker_batches(run);
-  std::map<FrameId, uint64_t> wait_leaves, worker_leaves;
+  std::unordered_map<int64_t, SampleProcess> process_of;
+  for (size_t i = 0; i < processes.size(); ++i) process_of[processes[i].pid].steps = i;
+  for (const auto& [pid, batches] : workers) process_of[pid].batches = &batches;
+  std::vector<std::map<FrameId, uint64_t>> wait_leaves(processes.size());
+  std::map<int64_t, std::map<FrameId, uint64_t>> worker_leaves;  // by worker
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
-    if (s.pid == primary.pid) {
-      auto phase = phases->phase_at(primary, s.tid, s.ts_ns);
-      if (!phase) {
-        if (!primary.steps.empty() && primary.steps.front().tid == s.tid) ++out.outside_steps;
-        continue;
-      }
-      ++out.by_phase[static_cast<size_t>(*phase)];
-      if (*phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
-    } else if (auto w = workers.find(s.pid); w != workers.end() && inside(w->second, s.ts_ns)) {
-      // A worker's helper threads (tensor sharing, pinning) mostly sleep;
-      // what its batches cost is in the threads that run.
-      if (s.state != ThreadState::kIdle) ++worker_leaves[leaf_frame(run, s.stack)];
+    auto found = process_of.find(s.pid);
+    if (found == process_of.end()) continue;
+    const SampleProcess& p = found->second;
+    if (p.steps != SIZE_MAX) attribute_step_sample(run, *phases, processes[p.steps], s, out[p.steps], wait_leaves[p.steps]);
+    // A worker's helper threads (tensor sharing, pinning) mostly sleep;
+    // what its batches cost is in the threads that run.
+    if (p.batches && s.state != ThreadState::kIdle && inside(*p.batches, s.ts_ns)) {
+      ++worker_leaves[s.pid][leaf_frame(run, s.stack)];
     }
   }
-  for (auto [frame, count] : wait_leaves) out.data_wait_samples += count;
-  for (auto [frame, count] : worker_leaves) out.worker_samples += count;
-  out.data_wait_functions = top_functions(run, wait_leaves, top);
-  out.worker_functions = top_functions(run, worker_leaves, top);
+  for (size_t i = 0; i < processes.size(); ++i) {
+    std::map<FrameId, uint64_t> others;  // the workers' samples, the primary's own batches aside
+    for (const auto& [pid, leaves] : worker_leaves) {
+      if (pid == processes[i].pid) continue;
+      for (auto [frame, count] : leaves) others[frame] += count;
+    }
+    for (auto [frame, count] : wait_leaves[i]) out[i].data_wait_samples += count;
+    for (auto [frame, count] : others) out[i].worker_samples += count;
+    out[i].data_wait_functions = top_functions(run, wait_leaves[i], top);
+    out[i].worker_functions = top_functions(run, others, top);
+  }
   return out;
 }
 
@@ -347,16 +377,19 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
     return out;
   }
   out.primary = pick_primary(out.processes);
-  out.attribution =
-      attribute_samples(run, phases ? &*phases : nullptr, out.processes[out.primary], options.top_functions);
+  out.attributions = attribute_samples(run, phases ? &*phases : nullptr, out.processes, options.top_functions);
   return out;
 }
 
 }  // namespace
 
-StepsAnalysis with_primary(const Run& run, StepsAnalysis steps, size_t primary, const StepsOptions& options) {
+const StepSampleAttribution& StepsAnalysis::attribution() const {
+  static const StepSampleAttribution kNone;
+  return primary < attributions.size() ? attributions[primary] : kNone;
+}
+
+StepsAnalysis with_primary(StepsAnalysis steps, size_t primary) {
   steps.primary = primary;
-  steps.attribution = attribute_samples(run, nullptr, steps.processes.at(primary), options.top_functions);
   return steps;
 }
 

@@ -97,7 +97,9 @@ struct StepsAnalysis {
   StepsOrigin origin = StepsOrigin::kNone;
   std::vector<ProcessSteps> processes;  // with steps; ordered by rank, then pid
   size_t primary = 0;                   // the process the run-level figures describe
-  StepSampleAttribution attribution;
+  // Of each process, as if it were the primary: in the order of `processes`.
+  std::vector<StepSampleAttribution> attributions;
+  const StepSampleAttribution& attribution() const;  // the primary's (empty without samples)
   bool empty() const { return processes.empty(); }
 };
 
@@ -114,7 +116,7 @@ StepsAnalysis analyze_steps(const Run& run, const StepsOptions& options,
 
 // `steps` as if process `primary` were the one its run-level figures and
 // sample attribution describe: what diagnoses another rank of a run alone.
-StepsAnalysis with_primary(const Run& run, StepsAnalysis steps, size_t primary, const StepsOptions& options = {});
+StepsAnalysis with_primary(StepsAnalysis steps, size_t primary);
 
 // The warm-up rule: steps that are not yet steady (lazy initialization,
 // worker start-up, allocator growth) are left out of the run-level figures.

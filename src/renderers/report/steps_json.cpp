@@ -141,7 +141,7 @@ void append_steps_json(const Run& run, const StepsAnalysis& steps, const JobRank
   }
   append_process_fields(o, primary, out, true);
   o.field("samples");
-  append_attribution(run, steps.attribution, out);
+  append_attribution(run, steps.attribution(), out);
   append_job_ranks(job, o, out);
 }
 

@@ -71,7 +71,7 @@ void write_process(const Run& run, const StepsAnalysis& steps, const ProcessStep
                      p.host_peak_per_step || !p.peak_host_bytes ? "" : " (process peak, not per step)",
                      mib(p.peak_device_bytes));
   write_histogram(p, out);
-  const StepSampleAttribution& a = steps.attribution;
+  const StepSampleAttribution& a = steps.attribution();
   write_functions(run, "waiting for data, main process: top functions", a.data_wait_samples, a.data_wait_functions, out);
   write_functions(run, "DataLoader workers, during batches: top functions", a.worker_samples, a.worker_functions, out);
 }

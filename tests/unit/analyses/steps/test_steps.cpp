@@ -214,7 +214,7 @@ TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
   // A worker's sleeping helper thread, in a batch: not what the batch costs.
   b.run.samples.push_back({6 * kMs, 2, 99, train_stack, stepscope::ThreadState::kIdle});
   auto steps = stepscope::analyze_steps(b.run);
-  const auto& a = steps.attribution;
+  const auto& a = steps.attribution();
   EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kDataWait)], 1u);
   EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kForward)], 1u);
   EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kOther)], 1u);
@@ -225,3 +225,37 @@ TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
 }
 
 }  // namespace
+
+// Each rank of a run is attributed as if it were the primary (what its own
+// diagnosis reads), in the one pass that attributes the primary.
+TEST(Steps, EachProcessIsAttributedAsIfItWereThePrimary) {
+  StepBuilder b;
+  b.step(1, 0, 20, 4);
+  b.step(3, 0, 20, 4);
+  b.run.metadata["hooks.1.rank"] = "0";
+  b.run.metadata["hooks.3.rank"] = "1";
+  b.span(2, SpanKind::kOther, 0, 40, "worker_batch");
+  auto train_stack = b.run.stacks.intern({b.run.intern_frame("train", "train.py", 9)});
+  auto sample = [&](int64_t pid, int64_t ts_ms) {
+    b.run.samples.push_back({ts_ms * kMs, pid, pid, train_stack, stepscope::ThreadState::kRunning});
+  };
+  sample(1, 1);  // rank 0's data wait
+  sample(3, 1);  // rank 1's data wait
+  sample(3, 3);  // rank 1's forward
+  sample(3, 30); // rank 1, after its steps
+  sample(2, 5);  // a worker's batch: both ranks see the run's workers
+  auto steps = stepscope::analyze_steps(b.run);
+  ASSERT_EQ(steps.processes.size(), 2u);
+  ASSERT_EQ(steps.attributions.size(), 2u);
+  EXPECT_EQ(steps.processes[steps.primary].pid, 1);
+  const auto& first = steps.attribution();
+  EXPECT_EQ(first.by_phase[static_cast<size_t>(StepPhase::kDataWait)], 1u);
+  EXPECT_EQ(first.by_phase[static_cast<size_t>(StepPhase::kForward)], 0u);
+  EXPECT_EQ(first.worker_samples, 1u);
+  auto second = stepscope::with_primary(steps, 1);
+  const auto& a = second.attribution();
+  EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kDataWait)], 1u);
+  EXPECT_EQ(a.by_phase[static_cast<size_t>(StepPhase::kForward)], 1u);
+  EXPECT_EQ(a.outside_steps, 1u);
+  EXPECT_EQ(a.worker_samples, 1u);
+}
