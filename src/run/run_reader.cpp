@@ -3,9 +3,16 @@
 // download), so every id is checked before the Run is handed to analyses
 // that index with it.
 #include <algorithm>
+#include <cstddef>
+#include <exception>
 #include <filesystem>
+#include <functional>
+#include <span>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,6 +31,13 @@ namespace {
 // bound keeps a bad count from asking for gigabytes.
 constexpr int64_t kMostSamplesInABlock = int64_t{1} << 20;
 
+// Room is reserved for a table's rows before they are read (no copies as a
+// vector grows, and each page touched once): as many as the file claims,
+// but for at most this many bytes of memory per byte of the file, so that a
+// corrupt count costs no more than reserved, untouched memory of a few
+// times the file's size, and is found out as the rows are read.
+constexpr uint64_t kMostReservedPerFileByte = 4;
+
 // Which rows of a table a window selects: those whose `key`, the query's
 // column `column`, lies in [low, high].
 struct WindowSelect {
@@ -37,11 +51,39 @@ struct RowRange {
   int64_t first, last, low, high;
 };
 
+// Runs each task, the last on the calling thread and the others on threads
+// of their own, and returns once all have finished: each task's exception,
+// or null, in the order given. A task that gets no thread runs on the
+// caller's.
+std::vector<std::exception_ptr> side_by_side(const std::vector<std::function<void()>>& tasks) {
+  std::vector<std::exception_ptr> errors(tasks.size());
+  auto run = [&tasks, &errors](size_t task) {
+    try {
+      tasks[task]();
+    } catch (...) {
+      errors[task] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    helpers.reserve(tasks.size());
+    for (size_t task = 0; task + 1 < tasks.size(); ++task) {
+      try {
+        helpers.emplace_back(run, task);
+      } catch (const std::system_error&) {
+        run(task);
+      }
+    }
+    if (!tasks.empty()) run(tasks.size() - 1);
+  }  // joins the helpers
+  return errors;
+}
+
 }  // namespace
 
 class RunFileReader::Reader {
  public:
-  explicit Reader(const std::string& path) : db_(open(path)) { check_identity(); }
+  explicit Reader(const std::string& path) : db_(open(path)), file_bytes_(size_of(path)) { check_identity(); }
 
   // The whole run, or what keep_window would keep of it.
   Run read(const std::optional<TimeRange>& window) {
@@ -55,9 +97,8 @@ class RunFileReader::Reader {
     read_metadata(run);
     read_processes_and_threads(run);
     read_frames_and_stacks(run);
-    read_samples(run, window);
-    read_spans_and_flows(run, window);
-    read_counters(run, window);
+    read_side_by_side(run, window);
+    demangle_kernel_names(run);
     return run;
   }
 
@@ -90,6 +131,12 @@ class RunFileReader::Reader {
     return SqliteDb(path, SqliteDb::Mode::kReadExisting);
   }
 
+  static uint64_t size_of(const std::string& path) {
+    std::error_code ec;
+    uintmax_t bytes = std::filesystem::file_size(path, ec);
+    return ec ? 0 : bytes;
+  }
+
   [[noreturn]] void bad_row(const char* table, int64_t id, const std::string& what) const {
     throw InputError(fmt::format("{}: table {} row {}: {}", db_.path(), table, id, what));
   }
@@ -97,8 +144,8 @@ class RunFileReader::Reader {
   // Runs `sql` (which selects id first) and calls on_row for each row after
   // checking ids are 0, 1, 2, ... as the writer numbers them.
   template <typename OnRow>
-  void for_each_row(const char* table, const char* sql, int64_t first_id, OnRow on_row) {
-    SqliteStatement select(db_, sql);
+  void for_each_row(SqliteDb& db, const char* table, const char* sql, int64_t first_id, OnRow on_row) const {
+    SqliteStatement select(db, sql);
     int64_t expected = first_id;
     while (select.step()) {
       int64_t id = select.column_int(0);
@@ -112,16 +159,25 @@ class RunFileReader::Reader {
   // order, or all of them, checked as for_each_row does, when there is no
   // window. A window reads the runs of rows that row_ranges says may hold
   // keys in it, and checks that every row of those runs holds what it says.
-  template <typename OnRow>
-  void for_each_row(const char* table, const char* columns, const std::optional<WindowSelect>& window,
-                    int64_t first_id, OnRow on_row) {
+  // Before the first row, on_rows is told how many rows the file claims
+  // there are at most, unchecked, to reserve room for them.
+  template <typename OnRows, typename OnRow>
+  void for_each_row(SqliteDb& db, const char* table, const char* columns, const std::optional<WindowSelect>& window,
+                    int64_t first_id, OnRows on_rows, OnRow on_row) const {
     if (!window) {
+      on_rows(static_cast<uint64_t>(std::max<int64_t>(rows_by_id(db, table), 0)));
       std::string sql = fmt::format("SELECT {} FROM {} ORDER BY id", columns, table);
-      return for_each_row(table, sql.c_str(), first_id, on_row);
+      return for_each_row(db, table, sql.c_str(), first_id, on_row);
     }
+    std::vector<RowRange> ranges = row_ranges(db, table, window->low, window->high);
+    uint64_t claimed = 0;  // unsigned: a corrupt range wraps around, but is no undefined behaviour
+    for (const RowRange& range : ranges) {
+      claimed += static_cast<uint64_t>(range.last) - static_cast<uint64_t>(range.first) + 1;
+    }
+    on_rows(claimed);
     std::string sql = fmt::format("SELECT {} FROM {} WHERE id BETWEEN ?1 AND ?2 ORDER BY id", columns, table);
-    SqliteStatement select(db_, sql.c_str());
-    for (const RowRange& range : row_ranges(table, window->low, window->high)) {
+    SqliteStatement select(db, sql.c_str());
+    for (const RowRange& range : ranges) {
       select.reset();
       select.bind(1, range.first).bind(2, range.last);
       while (select.step()) {
@@ -137,8 +193,8 @@ class RunFileReader::Reader {
 
   // The runs of `table`'s rows whose keys may lie in [low, high]. The runs
   // must cover the table, each row once, or a window could miss rows.
-  std::vector<RowRange> row_ranges(const char* table, int64_t low, int64_t high) {
-    SqliteStatement select(db_,
+  std::vector<RowRange> row_ranges(SqliteDb& db, const char* table, int64_t low, int64_t high) const {
+    SqliteStatement select(db,
                            "SELECT id, first_id, count, low, high FROM row_ranges WHERE rows = ? ORDER BY first_id");
     select.bind_text(1, table);
     std::vector<RowRange> overlapping;
@@ -153,13 +209,25 @@ class RunFileReader::Reader {
       RowRange range{first, next - 1, select.column_int(3), select.column_int(4)};
       if (range.high >= low && range.low <= high) overlapping.push_back(range);
     }
-    std::string rows_sql = fmt::format("SELECT coalesce(max(id) + 1, 0) FROM {}", table);
-    SqliteStatement rows(db_, rows_sql.c_str());
-    if (rows.step() && rows.column_int(0) != next) {
+    if (int64_t rows = rows_by_id(db, table); rows != next) {
       throw InputError(fmt::format("{}: table row_ranges covers {} rows of {}, which has {}", db_.path(), next,
-                                   table, rows.column_int(0)));
+                                   table, rows));
     }
     return overlapping;
+  }
+
+  // The rows of `table` if its ids are 0, 1, 2, ... (its last id plus one):
+  // a look at the table's last row, not a count of them all.
+  static int64_t rows_by_id(SqliteDb& db, const char* table) {
+    std::string sql = fmt::format("SELECT coalesce(max(id) + 1, 0) FROM {}", table);
+    SqliteStatement rows(db, sql.c_str());
+    return rows.step() ? rows.column_int(0) : 0;
+  }
+
+  // Reserves room for `claimed` rows (kMostReservedPerFileByte).
+  template <typename Row>
+  void reserve(std::vector<Row>& rows, uint64_t claimed) const {
+    rows.reserve(static_cast<size_t>(std::min(claimed, file_bytes_ * kMostReservedPerFileByte / sizeof(Row))));
   }
 
   void check_identity() {
@@ -189,15 +257,21 @@ class RunFileReader::Reader {
                                  db_.path(), version, kOldestReadableRunSchemaVersion, kRunSchemaVersion));
   }
 
-  StringId string_ref(const Run& run, const char* table, int64_t row, int64_t id) const {
-    if (id < 0 || static_cast<size_t>(id) >= run.strings.size()) {
+  // `strings`: how many the file holds, or a reference to a string interned
+  // while reading (a demangled kernel name) would pass for one of the file's.
+  StringId string_ref(size_t strings, const char* table, int64_t row, int64_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= strings) {
       bad_row(table, row, fmt::format("string {} does not exist", id));
     }
     return static_cast<StringId>(id);
   }
 
+  StringId string_ref(const Run& run, const char* table, int64_t row, int64_t id) const {
+    return string_ref(run.strings.size(), table, row, id);
+  }
+
   void read_strings(Run& run) {
-    for_each_row("strings", "SELECT id, value FROM strings ORDER BY id", 0,
+    for_each_row(db_, "strings", "SELECT id, value FROM strings ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    std::string value = s.column_text(1);
                    if (id == 0) {
@@ -214,14 +288,15 @@ class RunFileReader::Reader {
   }
 
   void read_processes_and_threads(Run& run) {
-    for_each_row("processes", "SELECT id, pid, parent_pid, command, start_ns, end_ns, exit_status FROM processes ORDER BY id", 0,
+    for_each_row(db_, "processes",
+                 "SELECT id, pid, parent_pid, command, start_ns, end_ns, exit_status FROM processes ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    run.processes.push_back({s.column_int(1), s.column_int(2),
                                             string_ref(run, "processes", id, s.column_int(3)),
                                             s.column_int(4), s.column_int(5),
                                             static_cast<int32_t>(s.column_int(6))});
                  });
-    for_each_row("threads", "SELECT id, pid, tid, name FROM threads ORDER BY id", 0,
+    for_each_row(db_, "threads", "SELECT id, pid, tid, name FROM threads ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    run.threads.push_back({s.column_int(1), s.column_int(2),
                                           string_ref(run, "threads", id, s.column_int(3))});
@@ -229,7 +304,7 @@ class RunFileReader::Reader {
   }
 
   void read_frames_and_stacks(Run& run) {
-    for_each_row("frames", "SELECT id, function, file, line, kind FROM frames ORDER BY id", 0,
+    for_each_row(db_, "frames", "SELECT id, function, file, line, kind FROM frames ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t kind = s.column_int(4);
                    if (kind < 0 || kind > static_cast<int64_t>(FrameKind::kMarker)) {
@@ -241,10 +316,12 @@ class RunFileReader::Reader {
                                static_cast<FrameKind>(kind)};
                    if (run.frames.intern(frame) != id) bad_row("frames", id, "duplicate frame");
                  });
-    for_each_row("stacks", "SELECT id, parent, frame FROM stacks ORDER BY id", 1,
+    for_each_row(db_, "stacks", "SELECT id, parent, frame FROM stacks ORDER BY id", 1,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t parent = s.column_int(1), frame = s.column_int(2);
-                   if (parent < 0 || parent >= id) bad_row("stacks", id, fmt::format("parent {} does not precede it", parent));
+                   if (parent < 0 || parent >= id) {
+                     bad_row("stacks", id, fmt::format("parent {} does not precede it", parent));
+                   }
                    if (frame < 0 || static_cast<size_t>(frame) >= run.frames.size()) {
                      bad_row("stacks", id, fmt::format("frame {} does not exist", frame));
                    }
@@ -252,11 +329,49 @@ class RunFileReader::Reader {
                  });
   }
 
-  void read_samples(Run& run, const std::optional<TimeRange>& window) {
-    if (schema_version_ < 3) return read_sample_rows(run);
+  // Samples, spans with their flows, and counters refer to what was read
+  // before them (strings, stacks) but not to each other, so each is read on
+  // a thread and a connection of its own, into its own vectors of the Run.
+  // What they are checked against is fixed before they start: nothing is
+  // interned meanwhile (kernel names are demangled afterwards), so they
+  // share nothing they write.
+  //
+  // Each statement reads in a transaction of its own, as when one connection
+  // read them all: a recorder committing between two statements adds rows
+  // (it appends, and rewrites only processes, threads and metadata), so a
+  // table read later may refer to rows an earlier one did not see; every
+  // reference is checked, so that is an InputError naming the row, as it was.
+  // The reads that refer to each other's rows (flows to spans, values to
+  // tracks) stay in order on one connection.
+  void read_side_by_side(Run& run, const std::optional<TimeRange>& window) {
+    const size_t strings = run.strings.size(), stacks = run.stacks.size();
+    std::vector<std::exception_ptr> errors = side_by_side({
+        [&] {
+          SqliteDb db(db_.path(), SqliteDb::Mode::kReadExisting);
+          read_samples(db, stacks, run.samples, window);
+        },
+        [&] {
+          SqliteDb db(db_.path(), SqliteDb::Mode::kReadExisting);
+          read_spans_and_flows(db, strings, run.spans, run.flows, window);
+        },
+        [&] { read_counters(db_, strings, run.counter_tracks, run.counter_values, window); },
+    });
+    // The error a one-thread read met first: samples, spans, flows, then counters.
+    for (const std::exception_ptr& error : errors) {
+      if (error) std::rethrow_exception(error);
+    }
+  }
+
+  void read_samples(SqliteDb& db, size_t stacks, std::vector<Sample>& samples,
+                    const std::optional<TimeRange>& window) const {
+    if (schema_version_ < 3) return read_sample_rows(db, stacks, samples);
     constexpr const char* kColumns = "SELECT id, first_sample, count, start_ns, end_ns, data FROM sample_blocks";
     int64_t next_sample = 0;
-    std::vector<Sample> decoded;
+    auto outside_window = [&](const Sample& sample) {
+      return sample.ts_ns < window->from_ns || sample.ts_ns >= window->to_ns;
+    };
+    // A block's samples are decoded in place, checked, then those outside
+    // the window dropped.
     auto read_block = [&](SqliteStatement& s, int64_t id) {
       int64_t first = s.column_int(1), count = s.column_int(2);
       if (window ? first < next_sample : first != next_sample) {
@@ -266,84 +381,96 @@ class RunFileReader::Reader {
         bad_row("sample_blocks", id, fmt::format("a count of {} samples", count));
       }
       next_sample = first + count;
-      decoded.clear();
-      std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), decoded);
+      size_t from = samples.size();
+      std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), samples);
       if (!error.empty()) bad_row("sample_blocks", id, error);
-      check_block(run, id, decoded, {s.column_int(3), s.column_int(4)});
-      for (const Sample& sample : decoded) {
-        if (!window || (sample.ts_ns >= window->from_ns && sample.ts_ns < window->to_ns)) run.samples.push_back(sample);
-      }
+      auto decoded = samples.begin() + static_cast<std::ptrdiff_t>(from);
+      check_block(stacks, id, {decoded, samples.end()}, {s.column_int(3), s.column_int(4)});
+      if (window) samples.erase(std::remove_if(decoded, samples.end(), outside_window), samples.end());
     };
-    if (!window) return for_each_row("sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), 0, read_block);
+    if (!window) {
+      reserve(samples, claimed_samples(db, 0, rows_by_id(db, "sample_blocks") - 1));
+      return for_each_row(db, "sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), 0, read_block);
+    }
     // The blocks' ids from their index on time alone (a scan of the table
     // would read every block), then each block.
-    SqliteStatement ids(db_, "SELECT id FROM sample_blocks WHERE end_ns >= ? AND start_ns < ?");
+    SqliteStatement ids(db, "SELECT id FROM sample_blocks WHERE end_ns >= ? AND start_ns < ?");
     ids.bind(1, window->from_ns).bind(2, window->to_ns);
     std::vector<int64_t> overlapping;
     while (ids.step()) overlapping.push_back(ids.column_int(0));
     std::sort(overlapping.begin(), overlapping.end());
-    SqliteStatement block(db_, fmt::format("{} WHERE id = ?", kColumns).c_str());
+    if (!overlapping.empty()) reserve(samples, claimed_samples(db, overlapping.front(), overlapping.back()));
+    SqliteStatement block(db, fmt::format("{} WHERE id = ?", kColumns).c_str());
     for (int64_t id : overlapping) {
       block.reset();
       if (block.bind(1, id).step()) read_block(block, id);
     }
   }
 
+  // The samples that blocks `first` to `last` (ids) claim to hold,
+  // unchecked: from the first's first sample to the end of the last's, as
+  // blocks follow each other.
+  static uint64_t claimed_samples(SqliteDb& db, int64_t first, int64_t last) {
+    SqliteStatement ends(db,
+                         "SELECT (SELECT first_sample + count FROM sample_blocks WHERE id = ?2)"
+                         " - (SELECT first_sample FROM sample_blocks WHERE id = ?1)");
+    ends.bind(1, first).bind(2, last);
+    return ends.step() ? static_cast<uint64_t>(std::max<int64_t>(ends.column_int(0), 0)) : 0;
+  }
+
   // A block's samples lie within its start and end (or a window would miss
   // them) and are on stacks that exist.
-  void check_block(const Run& run, int64_t id, const std::vector<Sample>& samples, TimeRange span) const {
+  void check_block(size_t stacks, int64_t id, std::span<const Sample> samples, TimeRange span) const {
     for (const Sample& sample : samples) {
       if (sample.ts_ns < span.from_ns || sample.ts_ns > span.to_ns) {
         bad_row("sample_blocks", id, fmt::format("a sample at {} ns outside the block's {} to {} ns", sample.ts_ns,
                                                  span.from_ns, span.to_ns));
       }
-      if (sample.stack >= run.stacks.size()) {
+      if (sample.stack >= stacks) {
         bad_row("sample_blocks", id, fmt::format("stack {} does not exist", sample.stack));
       }
     }
   }
 
   // Schema 1 and 2: a row per sample.
-  void read_sample_rows(Run& run) {
-    for_each_row("samples", "SELECT id, ts_ns, pid, tid, stack, state, gil FROM samples ORDER BY id", 0,
+  void read_sample_rows(SqliteDb& db, size_t stacks, std::vector<Sample>& samples) const {
+    reserve(samples, static_cast<uint64_t>(std::max<int64_t>(rows_by_id(db, "samples"), 0)));
+    for_each_row(db, "samples", "SELECT id, ts_ns, pid, tid, stack, state, gil FROM samples ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t stack = s.column_int(4), state = s.column_int(5);
-                   if (stack < 0 || static_cast<size_t>(stack) >= run.stacks.size()) {
+                   if (stack < 0 || static_cast<size_t>(stack) >= stacks) {
                      bad_row("samples", id, fmt::format("stack {} does not exist", stack));
                    }
                    if (state < 0 || state > static_cast<int64_t>(ThreadState::kDiskWait)) {
                      bad_row("samples", id, fmt::format("unknown thread state {}", state));
                    }
-                   run.samples.push_back({s.column_int(1), s.column_int(2), s.column_int(3),
-                                          static_cast<StackId>(stack), static_cast<ThreadState>(state),
-                                          s.column_int(6) != 0});
+                   samples.push_back({s.column_int(1), s.column_int(2), s.column_int(3),
+                                      static_cast<StackId>(stack), static_cast<ThreadState>(state),
+                                      s.column_int(6) != 0});
                  });
   }
 
-  void read_spans_and_flows(Run& run, const std::optional<TimeRange>& window) {
+  // Spans keep the name a kernel has in the file: demangle_kernel_names
+  // renames them.
+  void read_spans_and_flows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<Flow>& flows,
+                            const std::optional<TimeRange>& window) const {
     // Version 1 had no correlation, bytes or detail columns.
     const char* columns = schema_version_ >= 2
                               ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
                               : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
-    std::optional<WindowSelect> spans;
-    if (window) spans = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
+    std::optional<WindowSelect> span_window;
+    if (window) span_window = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
-    // Kernels of runs recorded before the GPU collector demangled their names: demangled here,
-    // once per name, as a recording now names them.
-    std::unordered_map<StringId, StringId> kernel_names;
-    auto kernel_name = [&](StringId mangled) {
-      auto [known, added] = kernel_names.try_emplace(mangled, mangled);
-      if (added) known->second = run.strings.intern(demangled(run.strings.get(mangled)));
-      return known->second;
+    auto reserve_spans = [&](uint64_t claimed) {
+      reserve(spans, claimed);
+      reserve(span_ids, claimed);
     };
-    for_each_row("spans", columns, spans, 0, [&](SqliteStatement& s, int64_t id) {
+    for_each_row(db, "spans", columns, span_window, 0, reserve_spans, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
       if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
-      StringId name = string_ref(run, "spans", id, s.column_int(6));
-      if (kind == static_cast<int64_t>(SpanKind::kKernel)) name = kernel_name(name);
-      run.spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
-                           static_cast<SpanKind>(kind), name, s.column_int(7), s.column_int(8),
-                           string_ref(run, "spans", id, s.column_int(9))});
+      spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
+                       static_cast<SpanKind>(kind), string_ref(strings, "spans", id, s.column_int(6)),
+                       s.column_int(7), s.column_int(8), string_ref(strings, "spans", id, s.column_int(9))});
       span_ids.push_back(id);
     });
     // A window keeps the flows between the spans it keeps.
@@ -354,34 +481,52 @@ class RunFileReader::Reader {
       return std::nullopt;
     };
     if (window && span_ids.empty()) return;
-    std::optional<WindowSelect> flows;
-    if (window) flows = WindowSelect{"from_span", 1, span_ids.front(), span_ids.back()};
-    for_each_row("flows", "id, from_span, to_span, kind", flows, 0, [&](SqliteStatement& s, int64_t id) {
-      auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
-      if (from && to) run.flows.push_back({*from, *to, string_ref(run, "flows", id, s.column_int(3))});
-    });
+    std::optional<WindowSelect> flow_window;
+    if (window) flow_window = WindowSelect{"from_span", 1, span_ids.front(), span_ids.back()};
+    auto reserve_flows = [&](uint64_t claimed) { reserve(flows, claimed); };
+    for_each_row(db, "flows", "id, from_span, to_span, kind", flow_window, 0, reserve_flows,
+                 [&](SqliteStatement& s, int64_t id) {
+                   auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
+                   if (from && to) flows.push_back({*from, *to, string_ref(strings, "flows", id, s.column_int(3))});
+                 });
   }
 
-  void read_counters(Run& run, const std::optional<TimeRange>& window) {
-    for_each_row("counter_tracks", "SELECT id, name, pid, unit FROM counter_tracks ORDER BY id", 0,
+  // Kernels of runs recorded before the GPU collector demangled their names:
+  // demangled here, once per name, as a recording now names them. In span
+  // order, as the spans were read, so the names get the ids they always got.
+  static void demangle_kernel_names(Run& run) {
+    std::unordered_map<StringId, StringId> kernel_names;
+    for (Span& span : run.spans) {
+      if (span.kind != SpanKind::kKernel) continue;
+      auto [known, added] = kernel_names.try_emplace(span.name, span.name);
+      if (added) known->second = run.strings.intern(demangled(run.strings.get(span.name)));
+      span.name = known->second;
+    }
+  }
+
+  void read_counters(SqliteDb& db, size_t strings, std::vector<CounterTrack>& tracks,
+                     std::vector<CounterValue>& values, const std::optional<TimeRange>& window) const {
+    for_each_row(db, "counter_tracks", "SELECT id, name, pid, unit FROM counter_tracks ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
-                   run.counter_tracks.push_back({string_ref(run, "counter_tracks", id, s.column_int(1)),
-                                                 s.column_int(2),
-                                                 string_ref(run, "counter_tracks", id, s.column_int(3))});
+                   tracks.push_back({string_ref(strings, "counter_tracks", id, s.column_int(1)), s.column_int(2),
+                                     string_ref(strings, "counter_tracks", id, s.column_int(3))});
                  });
     // A window keeps the values at its end too (run_window.hpp).
-    std::optional<WindowSelect> values;
-    if (window) values = WindowSelect{"ts_ns", 2, window->from_ns, window->to_ns};
-    for_each_row("counter_values", "id, track, ts_ns, value", values, 0, [&](SqliteStatement& s, int64_t id) {
-      int64_t track = s.column_int(1);
-      if (track < 0 || static_cast<size_t>(track) >= run.counter_tracks.size()) {
-        bad_row("counter_values", id, fmt::format("counter track {} does not exist", track));
-      }
-      run.counter_values.push_back({static_cast<CounterTrackId>(track), s.column_int(2), s.column_double(3)});
-    });
+    std::optional<WindowSelect> value_window;
+    if (window) value_window = WindowSelect{"ts_ns", 2, window->from_ns, window->to_ns};
+    auto reserve_values = [&](uint64_t claimed) { reserve(values, claimed); };
+    for_each_row(db, "counter_values", "id, track, ts_ns, value", value_window, 0, reserve_values,
+                 [&](SqliteStatement& s, int64_t id) {
+                   int64_t track = s.column_int(1);
+                   if (track < 0 || static_cast<size_t>(track) >= tracks.size()) {
+                     bad_row("counter_values", id, fmt::format("counter track {} does not exist", track));
+                   }
+                   values.push_back({static_cast<CounterTrackId>(track), s.column_int(2), s.column_double(3)});
+                 });
   }
 
   SqliteDb db_;
+  uint64_t file_bytes_;  // when opened: a bound on what reserve() believes
   int schema_version_ = kRunSchemaVersion;
   std::optional<Run> whole_;  // a file without indexes, read whole by extent()
 };
