@@ -10,9 +10,12 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
   one   `report --json` of the source run alone
   job   `report --json DIR` of the whole job
 
-Prints wall time and peak RSS (medians) and their ratio.
+Prints wall time and peak RSS (medians) and their ratio. --baseline BINARY times another build's
+`stepscope` (say, a copy of the commit before a change) in the same rounds, as `one-base` and
+`job-base`; --save-source PATH keeps the recording for the next run's --source.
 
   bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
+                      [--save-source PATH] [--stepscope BINARY] [--baseline BINARY]
 """
 import argparse
 import os
@@ -73,29 +76,39 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=1000, help="steps of the recorded job")
     parser.add_argument("--source")
+    parser.add_argument("--save-source")
+    parser.add_argument("--stepscope", default=STEPSCOPE)
+    parser.add_argument("--baseline")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         source = args.source or os.path.join(work, "source.db")
         if not args.source:
             record_source(source, args.ranks_per_run, args.steps)
+        if args.save_source:
+            shutil.copyfile(source, args.save_source)
         job = os.path.join(work, "job")
         os.mkdir(job)
         runs = args.ranks // args.ranks_per_run
         for node in range(runs):
             relabel(source, os.path.join(job, f"node{node:03d}.db"), node, args.ranks_per_run)
-        results = {"one": [], "job": []}
+        binaries = {"": args.stepscope}
+        if args.baseline:
+            binaries["-base"] = args.baseline
+        results = {f"{what}{suffix}": [] for suffix in binaries for what in ("one", "job")}
         for _ in range(args.rounds):
-            results["one"].append(timed([STEPSCOPE, "report", "--json", source]))
-            results["job"].append(timed([STEPSCOPE, "report", "--json", job]))
+            for suffix, binary in binaries.items():
+                results[f"one{suffix}"].append(timed([binary, "report", "--json", source]))
+                results[f"job{suffix}"].append(timed([binary, "report", "--json", job]))
         size = os.path.getsize(source)
         print(f"{runs} runs of {args.ranks_per_run} rank(s), {size / 1e6:.2f} MB each; medians of {args.rounds}; "
               f"{os.cpu_count()} CPUs")
         medians = {}
         for name, values in results.items():
             medians[name] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
-            print(f"  {name:4} {medians[name][0]:7.2f} s  {medians[name][1]:8.1f} MiB peak RSS")
-        print(f"  job / one: {medians['job'][0] / medians['one'][0]:.1f}x the time, "
-              f"{medians['job'][1] / medians['one'][1]:.1f}x the memory")
+            print(f"  {name:8} {medians[name][0]:7.3f} s  {medians[name][1]:8.1f} MiB peak RSS")
+        for suffix in binaries:
+            job_, one = medians[f"job{suffix}"], medians[f"one{suffix}"]
+            print(f"  job{suffix} / one{suffix}: {job_[0] / one[0]:.1f}x the time, {job_[1] / one[1]:.1f}x the memory")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ namespace stepscope {
 
 namespace {
 
-using ThreadKey = std::pair<int64_t, int64_t>;
-
 constexpr double kMsPerNs = 1e-6;
 
 // Time of `spans` inside [start, end).
@@ -39,24 +37,43 @@ int64_t overlap_ns(const Intervals& spans, int64_t start, int64_t end) {
   return total;
 }
 
-// Per-step counters keyed by (pid, step end).
-struct StepCounters {
-  std::map<std::string, std::map<ThreadKey, int64_t>> values;
+// The hooks' per-step counters (step_samples, step_peak_rss, ...), a series
+// per name and process, each by time: a step's value is the one at its end.
+class StepCounters {
+ public:
+  using Series = std::vector<std::pair<int64_t, int64_t>>;  // (ts, value), by ts
 
   explicit StepCounters(const Run& run) {
+    std::vector<Series*> series_of_track(run.counter_tracks.size(), nullptr);  // asked once per track
+    for (size_t t = 0; t < run.counter_tracks.size(); ++t) {
+      const std::string& name = run.strings.get(run.counter_tracks[t].name);
+      if (name.starts_with("step_")) series_of_track[t] = &series_[{name, run.counter_tracks[t].pid}];
+    }
     for (const CounterValue& v : run.counter_values) {
-      const CounterTrack& track = run.counter_tracks.at(v.track);
-      const std::string& name = run.strings.get(track.name);
-      if (name.rfind("step_", 0) == 0) values[name][{track.pid, v.ts_ns}] = std::llround(v.value);
+      if (Series* series = series_of_track.at(v.track)) series->emplace_back(v.ts_ns, std::llround(v.value));
+    }
+    for (auto& [key, series] : series_) {
+      std::stable_sort(series.begin(), series.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     }
   }
 
-  int64_t get(const std::string& name, int64_t pid, int64_t ts) const {
-    auto series = values.find(name);
-    if (series == values.end()) return -1;
-    auto it = series->second.find({pid, ts});
-    return it == series->second.end() ? -1 : it->second;
+  // Null when the process has no such counter.
+  const Series* find(const std::string& name, int64_t pid) const {
+    auto found = series_.find({name, pid});
+    return found == series_.end() ? nullptr : &found->second;
   }
+
+  // The value at `ts` (the last written there), or -1.
+  static int64_t at(const Series* series, int64_t ts) {
+    if (!series) return -1;
+    auto after = std::upper_bound(series->begin(), series->end(), ts,
+                                  [](int64_t t, const std::pair<int64_t, int64_t>& v) { return t < v.first; });
+    if (after == series->begin() || std::prev(after)->first != ts) return -1;
+    return std::prev(after)->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, int64_t>, Series> series_;
 };
 
 // The hooks' phases claim time in the order of phase_at: data wait, forward,
@@ -196,16 +213,20 @@ std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& 
     p.pid = pid;
     p.rank = process_rank(run, pid);
     p.host_peak_per_step = process_fact(run, pid, "rss_peak") == "per_step";
+    const StepCounters::Series* samples = counters.find("step_samples", pid);
+    const StepCounters::Series* tokens = counters.find("step_tokens", pid);
+    const StepCounters::Series* host_peak = counters.find("step_peak_rss", pid);
+    const StepCounters::Series* device_peak = counters.find("step_peak_device_memory", pid);
     for (const Span* span : spans) {
       StepRecord& step = p.steps.emplace_back();
       step.start_ns = span->start_ns;
       step.end_ns = span->end_ns;
       step.tid = span->tid;
       fill_phases(step, phases.find(pid, span->tid));
-      step.samples = counters.get("step_samples", pid, span->end_ns);
-      step.tokens = counters.get("step_tokens", pid, span->end_ns);
-      step.host_peak_bytes = counters.get("step_peak_rss", pid, span->end_ns);
-      step.device_peak_bytes = counters.get("step_peak_device_memory", pid, span->end_ns);
+      step.samples = StepCounters::at(samples, span->end_ns);
+      step.tokens = StepCounters::at(tokens, span->end_ns);
+      step.host_peak_bytes = StepCounters::at(host_peak, span->end_ns);
+      step.device_peak_bytes = StepCounters::at(device_peak, span->end_ns);
     }
     summarize(p, options.histogram_bins);
   }
