@@ -14,9 +14,12 @@ interleaved:
             whole, then cut), the format before; only for runs up to --schema-2-hours, as the
             copy is made in Python
 
-Prints wall time and peak RSS (medians), the file's size and its bytes per sample.
+Prints wall time and peak RSS (medians), the file's size and its bytes per sample. --baseline
+BINARY adds `window` and `whole` of another build's `stepscope` (say, a copy of the commit before
+a change) to the same rounds, as `window-b` and `whole-b`.
 
-  bench/long_run.py [--hours 0.25,1] [--ranks 8] [--rounds 3] [--source RUN.db]
+  bench/long_run.py [--hours 0.25,1] [--ranks 8] [--rounds 3] [--source RUN.db] [--baseline BINARY]
+                    [--stepscope BINARY]
 """
 import argparse
 import os
@@ -46,9 +49,9 @@ def record_source(path, seconds):
         job.wait()
 
 
-def timed(args):
+def timed(args, binary=STEPSCOPE):
     """(wall seconds, peak RSS in MiB) of one run of stepscope ARGS, output discarded."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", STEPSCOPE, *args], stdout=subprocess.DEVNULL,
+    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", binary, *args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, check=True)
     wall, rss_kib = out.stderr.strip().splitlines()[-1].split()
     return float(wall), int(rss_kib) / 1024
@@ -67,6 +70,8 @@ def main():
     p.add_argument("--source")
     p.add_argument("--source-seconds", type=float, default=30)
     p.add_argument("--schema-2-hours", type=float, default=0.25)
+    p.add_argument("--baseline")
+    p.add_argument("--stepscope", default=STEPSCOPE, help="the build to time (default: build/stepscope)")
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="stepscope-long-run-")
     source = args.source or os.path.join(work, "source.db")
@@ -77,15 +82,19 @@ def main():
     for hours in (float(h) for h in args.hours.split(",")):
         run = os.path.join(work, f"long-{hours}h.db")
         subprocess.run([LONG_RUN, source, run, str(args.ranks), str(hours)], check=True, stdout=subprocess.DEVNULL)
-        cases = {"window": ["report", "--json", run, "--window", "-600:"], "whole": ["report", "--json", run]}
+        cases = {"window": (["report", "--json", run, "--window", "-600:"], args.stepscope),
+                 "whole": (["report", "--json", run], args.stepscope)}
+        if args.baseline:
+            cases["window-b"] = (cases["window"][0], args.baseline)
+            cases["whole-b"] = (cases["whole"][0], args.baseline)
         if hours <= args.schema_2_hours:
             old = os.path.join(work, f"long-{hours}h-schema2.db")
             write_schema_two(run, old)
-            cases["window-2"] = ["report", "--json", old, "--window", "-600:"]
+            cases["window-2"] = (["report", "--json", old, "--window", "-600:"], args.stepscope)
         results = {name: [] for name in cases}
         for _ in range(args.rounds):
-            for name, command in cases.items():
-                results[name].append(timed(command))
+            for name, (command, binary) in cases.items():
+                results[name].append(timed(command, binary))
         samples = samples_in(run)
         size = os.path.getsize(run)
         for name, runs in results.items():

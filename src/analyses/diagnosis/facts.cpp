@@ -171,16 +171,12 @@ void gather_memory(const Run& run, const CountersByTrack& c, DiagnosisFacts& f) 
   gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
-// The spans of `kinds` on thread (pid, tid), sorted by start: rare kinds,
-// which the census lists.
-Intervals thread_spans(const Run& run, const SpanCensus& census, std::initializer_list<SpanKind> kinds, int64_t pid,
-                       int64_t tid) {
+// Of a thread's hook spans (RunFacts::hook_spans), those of `kinds`, sorted by start.
+Intervals thread_spans(const Run& run, const std::vector<SpanId>& ids, std::initializer_list<SpanKind> kinds) {
   Intervals out;
-  for (SpanKind kind : kinds) {
-    for (SpanId id : census.ids(kind)) {
-      const Span& s = run.spans[id];
-      if (s.pid == pid && s.tid == tid) out.push_back({s.start_ns, s.end_ns});
-    }
+  for (SpanId id : ids) {
+    const Span& s = run.spans[id];
+    if (std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end()) out.push_back({s.start_ns, s.end_ns});
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -194,11 +190,6 @@ std::vector<int64_t> worker_pids(const Run& run, const SpanCensus& census) {
     if (worker_batch[run.spans[id].name]) workers.insert(run.spans[id].pid);
   }
   return {workers.begin(), workers.end()};
-}
-
-std::vector<int64_t> worker_pids_of(const DiagnosisInput& input) {
-  if (input.host_spans) return worker_pids(input.run, input.host_spans->census());
-  return worker_pids(input.run, SpanCensus(input.run));
 }
 
 // What gather_samples reads of any primary: each step thread's samples, and
@@ -217,16 +208,15 @@ SamplesByThread::Wanted wanted_threads(const StepsAnalysis& steps, const std::ve
 }
 
 // The main thread's data waits and measured phases, and its GC pauses and evaluations.
-void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
-  f.main_data_waits = thread_spans(run, census, {SpanKind::kDataWait}, f.primary->pid, f.main_tid);
-  f.main_phases = merge_unsorted(thread_spans(
-      run, census, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer},
-      f.primary->pid, f.main_tid));
+void gather_spans(const Run& run, const std::vector<SpanId>& hook_spans, DiagnosisFacts& f) {
+  f.main_data_waits = thread_spans(run, hook_spans, {SpanKind::kDataWait});
+  f.main_phases = merge_unsorted(
+      thread_spans(run, hook_spans, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer}));
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::vector<bool> evaluation = strings_equal_to(run.strings, "evaluation");
-  for (SpanId id : census.ids(SpanKind::kOther)) {
+  for (SpanId id : hook_spans) {
     const Span& s = run.spans[id];
-    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
+    if (s.kind != SpanKind::kOther) continue;
     if (evaluation[s.name]) f.main_evaluations.push_back({s.start_ns, s.end_ns});
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
     if (ns < 0 || !gc_pause[s.name]) continue;
@@ -297,13 +287,24 @@ double DiagnosisFacts::sample_share(uint64_t samples) const {
   return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
 }
 
-RunFacts::RunFacts(const DiagnosisInput& input) : RunFacts(input, worker_pids_of(input)) {}
-
-RunFacts::RunFacts(const DiagnosisInput& input, std::vector<int64_t> workers)
-    : counters_(input.run), samples_(input.run, wanted_threads(input.steps, workers)) {
+RunFacts::RunFacts(const DiagnosisInput& input) : counters_(input.run) {
+  std::optional<SpanCensus> own;
+  const SpanCensus& census = input.host_spans ? input.host_spans->census() : own.emplace(input.run);
+  whole_run_.worker_pids = worker_pids(input.run, census);
+  samples_.emplace(input.run, wanted_threads(input.steps, whole_run_.worker_pids));
+  for (SpanKind kind : {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer,
+                        SpanKind::kOther}) {
+    for (SpanId id : census.ids(kind)) hook_spans_[{input.run.spans[id].pid, input.run.spans[id].tid}].push_back(id);
+  }
+  for (auto& [thread, ids] : hook_spans_) std::sort(ids.begin(), ids.end());  // in trace order
   whole_run_.device_busy = device_busy(input);
   gather_memory(input.run, counters_, whole_run_);
-  whole_run_.worker_pids = std::move(workers);
+}
+
+const std::vector<SpanId>& RunFacts::hook_spans(int64_t pid, int64_t tid) const {
+  static const std::vector<SpanId> kNone;
+  auto found = hook_spans_.find({pid, tid});
+  return found == hook_spans_.end() ? kNone : found->second;
 }
 
 DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFacts& run_facts) {
@@ -317,11 +318,7 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFact
   f.window_start_ns = p.steps[first].start_ns;
   f.window_end_ns = p.steps.back().end_ns;
   for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
-  if (input.host_spans) {  // diagnose sees to it
-    gather_spans(input.run, input.host_spans->census(), f);
-  } else {
-    gather_spans(input.run, SpanCensus(input.run), f);
-  }
+  gather_spans(input.run, run_facts.hook_spans(p.pid, f.main_tid), f);
   gather_cpu(run_facts.counters(), f);
   gather_process_cpu(run_facts.counters(), f);
   gather_disks(run_facts.counters(), f);

@@ -101,8 +101,8 @@ struct DiagnosisFacts {
 };
 
 // What the facts of every process of one run share, whichever is the primary:
-// the counters by track, the samples by thread, and the facts of the whole
-// run (device activity, memory, the DataLoader workers). Gathered once: a
+// the counters by track, the samples and the hooks' spans by thread, and the
+// facts of the whole run (device activity, memory, the DataLoader workers). Gathered once: a
 // report diagnoses each rank of a run that others may wait for as if it were
 // the primary, eight times in a run of eight ranks.
 class RunFacts {
@@ -110,15 +110,17 @@ class RunFacts {
   explicit RunFacts(const DiagnosisInput& input);
 
   const CountersByTrack& counters() const { return counters_; }
-  const SamplesByThread& samples() const { return samples_; }
+  const SamplesByThread& samples() const { return *samples_; }
+  // The hooks' spans of a thread (data waits, phases, and markers of kind
+  // other: the census' rare kinds but steps), in trace order.
+  const std::vector<SpanId>& hook_spans(int64_t pid, int64_t tid) const;
   // Only device_busy, the memory facts and worker_pids are filled.
   const DiagnosisFacts& whole_run() const { return whole_run_; }
 
  private:
-  RunFacts(const DiagnosisInput& input, std::vector<int64_t> workers);
-
   CountersByTrack counters_;
-  SamplesByThread samples_;
+  std::optional<SamplesByThread> samples_;  // made once the workers are known
+  std::map<std::pair<int64_t, int64_t>, std::vector<SpanId>> hook_spans_;
   DiagnosisFacts whole_run_;
 };
 

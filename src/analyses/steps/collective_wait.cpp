@@ -54,11 +54,12 @@ void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vec
   for (const ProcessSteps& p : processes) on_accelerator.push_back(uses_accelerator(p));
   CollectiveStacks stacks(run);
   std::vector<WaitCount> counts(processes.size());
+  std::vector<StepFinder> finders(processes.begin(), processes.end());
   for (const Sample& s : run.samples) {
     auto found = by_pid.find(s.pid);
     if (found == by_pid.end()) continue;
     const ProcessSteps& p = processes[found->second];
-    const StepRecord* step = step_at(p, s.tid, s.ts_ns);
+    const StepRecord* step = finders[found->second].find(s.tid, s.ts_ns);
     if (!step || step->warmup) continue;
     WaitCount& count = counts[found->second];
     ++count.samples;

@@ -42,6 +42,25 @@ const StepRecord* step_at(const ProcessSteps& process, int64_t tid, int64_t ts) 
   return &*step;
 }
 
+const StepRecord* StepFinder::find(int64_t tid, int64_t ts) {
+  const std::vector<StepRecord>& steps = process_->steps;
+  // The first step that ends after ts, as step_at's search finds it (steps are sorted by end).
+  auto first_ending_after = [&](size_t i) { return steps[i].end_ns > ts && (i == 0 || steps[i - 1].end_ns <= ts); };
+  size_t at;
+  if (hint_ < steps.size() && first_ending_after(hint_)) {
+    at = hint_;
+  } else if (hint_ + 1 < steps.size() && first_ending_after(hint_ + 1)) {
+    at = hint_ + 1;
+  } else {
+    at = static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(), ts,
+                                              [](const StepRecord& s, int64_t t) { return s.end_ns <= t; }) -
+                             steps.begin());
+  }
+  if (at == steps.size()) return nullptr;
+  hint_ = at;
+  return steps[at].start_ns > ts || steps[at].tid != tid ? nullptr : &steps[at];
+}
+
 std::optional<StepPhase> PhaseIndex::phase_at(const ProcessSteps& process, int64_t tid, int64_t ts) const {
   if (!step_at(process, tid, ts)) return std::nullopt;
   return phase_in_step(process.pid, tid, ts);

@@ -24,6 +24,19 @@ std::optional<StepPhase> measured_phase(SpanKind kind);
 // null outside its steps or on another thread than that step's.
 const StepRecord* step_at(const ProcessSteps& process, int64_t tid, int64_t ts);
 
+// step_at for times that mostly come in order, as a run's samples do round
+// by round: the step found last, then the one after it, are tried before a
+// search. The same answers as step_at.
+class StepFinder {
+ public:
+  explicit StepFinder(const ProcessSteps& process) : process_(&process) {}
+  const StepRecord* find(int64_t tid, int64_t ts);
+
+ private:
+  const ProcessSteps* process_;
+  size_t hint_ = 0;
+};
+
 class PhaseIndex {
  public:
   using ThreadPhases = std::array<Intervals, kStepPhaseCount>;  // by StepPhase, merged

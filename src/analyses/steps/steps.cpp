@@ -280,15 +280,15 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
 }
 
 // What one sample of a process with steps says about it as the primary.
-void attribute_step_sample(const Run& run, const PhaseIndex& phases, const ProcessSteps& process, const Sample& s,
-                           StepSampleAttribution& out, std::map<FrameId, uint64_t>& wait_leaves) {
-  auto phase = phases.phase_at(process, s.tid, s.ts_ns);
-  if (!phase) {
+void attribute_step_sample(const Run& run, const PhaseIndex& phases, StepFinder& steps, const ProcessSteps& process,
+                           const Sample& s, StepSampleAttribution& out, std::map<FrameId, uint64_t>& wait_leaves) {
+  if (!steps.find(s.tid, s.ts_ns)) {
     if (!process.steps.empty() && process.steps.front().tid == s.tid) ++out.outside_steps;
     return;
   }
-  ++out.by_phase[static_cast<size_t>(*phase)];
-  if (*phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
+  StepPhase phase = phases.phase_in_step(process.pid, s.tid, s.ts_ns);
+  ++out.by_phase[static_cast<size_t>(phase)];
+  if (phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
 }
 
 // What a sample's process is to the attribution: a process with steps, a
@@ -312,13 +312,17 @@ std::vector<StepSampleAttribution> attribute_samples(const Run& run, const Phase
   for (size_t i = 0; i < processes.size(); ++i) process_of[processes[i].pid].steps = i;
   for (const auto& [pid, batches] : workers) process_of[pid].batches = &batches;
   std::vector<std::map<FrameId, uint64_t>> wait_leaves(processes.size());
+  std::vector<StepFinder> finders(processes.begin(), processes.end());
   std::map<int64_t, std::map<FrameId, uint64_t>> worker_leaves;  // by worker
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
     auto found = process_of.find(s.pid);
     if (found == process_of.end()) continue;
     const SampleProcess& p = found->second;
-    if (p.steps != SIZE_MAX) attribute_step_sample(run, *phases, processes[p.steps], s, out[p.steps], wait_leaves[p.steps]);
+    if (p.steps != SIZE_MAX) {
+      attribute_step_sample(run, *phases, finders[p.steps], processes[p.steps], s, out[p.steps],
+                            wait_leaves[p.steps]);
+    }
     // A worker's helper threads (tensor sharing, pinning) mostly sleep;
     // what its batches cost is in the threads that run.
     if (p.batches && s.state != ThreadState::kIdle && inside(*p.batches, s.ts_ns)) {
