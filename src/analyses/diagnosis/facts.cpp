@@ -210,8 +210,8 @@ SamplesByThread::Wanted wanted_threads(const StepsAnalysis& steps, const std::ve
 // The main thread's data waits and measured phases, and its GC pauses and evaluations.
 void gather_spans(const Run& run, const std::vector<SpanId>& hook_spans, DiagnosisFacts& f) {
   f.main_data_waits = thread_spans(run, hook_spans, {SpanKind::kDataWait});
-  f.main_phases = merge_unsorted(
-      thread_spans(run, hook_spans, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer}));
+  f.main_phases = merge_unsorted(thread_spans(
+      run, hook_spans, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer}));
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::vector<bool> evaluation = strings_equal_to(run.strings, "evaluation");
   for (SpanId id : hook_spans) {
