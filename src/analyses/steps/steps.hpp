@@ -81,8 +81,8 @@ struct FunctionSamples {
   uint64_t samples = 0;
 };
 
-// Sampler samples of the primary process's step thread, by phase, and the
-// leaf functions that dominate its data waits and its DataLoader workers'
+// Sampler samples of a process's step thread, by phase, and the leaf
+// functions that dominate its data waits and the DataLoader workers'
 // batches. Empty when the run has no samples.
 struct StepSampleAttribution {
   std::array<uint64_t, kStepPhaseCount> by_phase{};
