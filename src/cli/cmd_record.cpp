@@ -1,10 +1,11 @@
-// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--native] [--gpu MODE] [--history[=DB]]
-//   [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--mlflow [--tracking-uri URI] [--experiment NAME]
-//   [--run-name NAME]] [--pid PID | -- CMD ARGS...]
+// stepscope record -o RUN.db [--rate HZ] [--duration S] [--idle] [--native] [--gpu MODE] [--max-size SIZE]
+//   [--history[=DB]] [--metrics [ADDR:]PORT] [--metrics-textfile PATH] [--mlflow [--tracking-uri URI]
+//   [--experiment NAME] [--run-name NAME]] [--pid PID | -- CMD ARGS...]
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -16,6 +17,9 @@
 #include "history/history_db.hpp"
 #include "publish/metrics_publisher.hpp"
 #include "run/run_file.hpp"
+#include "run/run_trimmer.hpp"
+#include "util/byte_size.hpp"
+#include "util/error.hpp"
 
 namespace stepscope::cli {
 
@@ -39,6 +43,22 @@ void print_summary(const RecordOptions& options, const RecordSummary& s) {
                s.late_rounds, options.rate_hz);
   }
   for (const std::string& note : s.notes) fmt::print(stderr, "stepscope: {}\n", note);
+}
+
+// --max-size's bytes (0 when not given), checked before anything starts.
+uint64_t max_size_bytes(const std::optional<std::string>& given) {
+  if (!given) return 0;
+  const std::string& text = *given;
+  std::optional<uint64_t> bytes = parse_byte_size(text);
+  if (!bytes) {
+    throw InputError(fmt::format("record --max-size {}: not a size (bytes, or a number with K, M or G, powers of "
+                                 "1024: 500M, 2G)", text));
+  }
+  if (*bytes < kSmallestRunSizeLimit) {
+    throw InputError(fmt::format("record --max-size {}: below the least limit, {}", text,
+                                 describe_byte_size(kSmallestRunSizeLimit)));
+  }
+  return *bytes;
 }
 
 // Publishes live metrics while recording, when asked to: the publisher lives
@@ -81,6 +101,10 @@ Command add_record_command(CLI::App& app) {
                   "stepscope was built with CUPTI and the machine has a CUDA driver), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  auto max_size = std::make_shared<std::string>();
+  cmd->add_option("--max-size", *max_size,
+                  "keep the run file under SIZE (bytes, or with K, M or G: 500M, 2G; at least 1M) by dropping its "
+                  "oldest samples, spans and counter values, as a job that runs for days needs (default: no limit)");
   cmd->add_option("-p,--pid", options->attach_pid,
                   "attach to a running process and its descendants instead of launching");
   cmd->add_flag(fmt::format("--history{{{}}}", kDefaultHistoryPath), *history,
@@ -104,10 +128,12 @@ Command add_record_command(CLI::App& app) {
   cmd->footer(
       "Examples:\n  stepscope record -o run.db -- python train.py --epochs 1\n"
       "  stepscope record -o run.db --pid 1234 --duration 30\n"
+      "  stepscope record -o run.db --max-size 500M -- python train.py   # keeps the newest 500 MiB\n"
       "  stepscope record -o run.db --metrics 9101 -- torchrun --nproc-per-node 8 train.py\n"
       "  stepscope record -o 'runs/{job}-node{node_rank}.db' -- torchrun --nnodes 2 --node-rank $NODE_RANK ...\n"
       "In launch mode stepscope exits with the command's exit status.");
-  return [options, gpu, history, metrics, use_mlflow, mlflow, cmd] {
+  return [options, gpu, max_size, history, metrics, use_mlflow, mlflow, cmd] {
+    options->max_size_bytes = max_size_bytes(cmd->count("--max-size") ? std::optional(*max_size) : std::nullopt);
     const std::map<std::string, GpuMode> modes = {{"auto", GpuMode::kAuto}, {"on", GpuMode::kOn}, {"off", GpuMode::kOff}};
     options->gpu = modes.at(*gpu);
     options->job = job_identity(options->command, this_process_environment(), this_host());

@@ -4,10 +4,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "analyses/window.hpp"
 #include "importers/chrome_trace.hpp"
 #include "run/run_file.hpp"
+#include "run/trimmed_run.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {
@@ -25,11 +29,21 @@ bool starts_with_sqlite_header(const std::string& path) {
   return in.read(head, sizeof head) && std::memcmp(head, kHeader, sizeof kHeader) == 0;
 }
 
+// A trimmed run's seconds count from its oldest kept data, not from the
+// recording's start: a window that misses it says why.
+std::string trimming_note(const Run& run) {
+  std::optional<Trimming> trimming = run_trimming(run);
+  if (!trimming) return "";
+  if (!trimming->seconds_dropped) return "; the run was trimmed (record --max-size), its oldest data dropped";
+  return fmt::format("; the run was trimmed (record --max-size): it starts {:.1f} s into the recording, whose "
+                     "data before that was dropped", *trimming->seconds_dropped);
+}
+
 void apply_window_of(Run& run, const std::string& path, const std::string& window) {
   try {
     apply_window(run, window);
   } catch (const InputError& error) {
-    throw InputError(path + ": " + error.what());
+    throw InputError(path + ": " + error.what() + trimming_note(run));
   }
 }
 

@@ -16,6 +16,9 @@
 #include "collectors/recording_source.hpp"
 #include "collectors/sysmon/source.hpp"
 #include "run/run_file.hpp"
+#include "run/run_trimmer.hpp"
+#include "run/trimmed_run.hpp"
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -33,6 +36,10 @@ void check_options(const RecordOptions& options) {
     throw InputError(fmt::format("record: --rate {} is outside 1..100000 Hz", options.rate_hz));
   }
   if (options.duration_s < 0) throw InputError("record: --duration must not be negative");
+  if (options.max_size_bytes > 0 && options.max_size_bytes < kSmallestRunSizeLimit) {
+    throw InputError(fmt::format("record: --max-size {} bytes is below the least limit, {}", options.max_size_bytes,
+                                 describe_byte_size(kSmallestRunSizeLimit)));
+  }
   if ((options.attach_pid > 0) == !options.command.empty()) {
     throw InputError("record: give either --pid PID or -- COMMAND, not both or neither");
   }
@@ -98,12 +105,15 @@ class RecordingLoop {
     // The file is created only now, once the target is known to be good, so
     // a failed attach never truncates an earlier recording.
     RunWriter writer(options_.output);
+    if (options_.max_size_bytes > 0) writer.limit_size(options_.max_size_bytes);
     start_ns_ = monotonic_ns();
     sample_until_done(child, root, writer);
     int64_t stop = monotonic_ns();
     if (child) summary_.exit_status = child->wait();
     finish(child, root, stop);
     writer.commit(run_);
+    writer.trim_to_limit(run_);
+    note_trimming();
     if (options_.on_commit) options_.on_commit(run_, summary_.stats, stop, true);
     return summary_;
   }
@@ -135,6 +145,7 @@ class RecordingLoop {
       if (now >= next_commit) {
         update_summary();
         writer.commit(run_);
+        writer.trim_to_limit(run_);
         if (options_.on_commit) options_.on_commit(run_, summary_.stats, now, false);
         writer.release_written(run_);  // memory stays flat: live readers have taken what they need
         next_commit = now + kCommitInterval;
@@ -163,6 +174,13 @@ class RecordingLoop {
     }
     for (ScheduledSource& s : sources_) {
       for (std::string& note : s.source->notes()) summary_.notes.push_back(std::move(note));
+    }
+  }
+
+  // What --max-size dropped, for the summary: the file alone would not say.
+  void note_trimming() {
+    if (std::optional<Trimming> trimming = run_trimming(run_)) {
+      summary_.notes.push_back("the run file was " + describe_trimming(*trimming));
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct RecordOptions {
   bool idle = false;      // profiles include idle threads by default
   bool native = false;    // merge native stacks into the Python ones (docs/native-stacks.md)
   GpuMode gpu = GpuMode::kAuto;
+  // Keep the run file under this many bytes, dropping its oldest data (run/run_trimmer.hpp); 0: no limit.
+  uint64_t max_size_bytes = 0;
   pid_t attach_pid = 0;   // attach mode when > 0
   std::vector<std::string> command;  // launch mode otherwise
   JobIdentity job;  // the host, node and job the run says it is

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 
 namespace stepscope {
 
+class RunTrimmer;
 class SqliteDb;
 class SqliteStatement;
 
@@ -40,6 +44,16 @@ class RunWriter {
   // memory stays flat however long it records.
   void release_written(Run& run);
 
+  // From now on, keeps the file under `max_bytes` (record --max-size,
+  // run_trimmer.hpp): trim_to_limit trims it once a commit has taken it over.
+  void limit_size(uint64_t max_bytes);
+
+  // After a commit, when the file is over its limit: deletes its oldest rows,
+  // never those of the newest commit that wrote any, and adds what it dropped
+  // to the file's metadata, and to `run`'s, so that later commits agree.
+  // Nothing without a limit.
+  void trim_to_limit(Run& run);
+
  private:
   struct Written {
     size_t strings = 0, frames = 0, stacks = 0, samples = 0, spans = 0, flows = 0,
@@ -57,12 +71,19 @@ class RunWriter {
   // A whole run written at once (an import) still reads a window in pieces.
   static constexpr size_t kRowsPerRange = 4096;
   void write_mutable_rows(const Run& run);
+  // The earliest time the rows new in `run` since the last commit reach
+  // (samples' times, spans' ends, counter values' times), if any are new.
+  std::optional<int64_t> new_rows_reach_from(const Run& run) const;
 
   // Declared before the statements, so that they are finalized before the
   // connection closes.
   std::unique_ptr<SqliteDb> db_;
   // Prepared once per file, not once per commit.
   std::unique_ptr<Statements> statements_;
+  std::unique_ptr<RunTrimmer> trimmer_;  // with a limit only
+  // Where the rows of the newest commit that wrote any reach back to: no
+  // trim deletes what ends there or later.
+  int64_t newest_rows_from_ns_ = std::numeric_limits<int64_t>::min();
   // Counts of rows in the Run's vectors (after those dropped) the file holds.
   Written written_;
   // What the file holds of the tables rewritten in place, to write only

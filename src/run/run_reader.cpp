@@ -3,13 +3,16 @@
 // download), so every id is checked before the Run is handed to analyses
 // that index with it.
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <span>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "run/run_schema.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
+#include "run/trimmed_run.hpp"
 #include "util/demangle.hpp"
 #include "util/error.hpp"
 
@@ -50,6 +54,23 @@ struct WindowSelect {
 struct RowRange {
   int64_t first, last, low, high;
 };
+
+// The runs of a table's rows a window may find rows in, and the table's
+// first row (0 but in a trimmed run).
+struct TableRanges {
+  std::vector<RowRange> overlapping;
+  int64_t first_id = 0;
+};
+
+constexpr int64_t kEarliest = std::numeric_limits<int64_t>::min();
+constexpr int64_t kLatest = std::numeric_limits<int64_t>::max();
+
+std::optional<int64_t> whole_number(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 // Runs each task, the last on the calling thread and the others on threads
 // of their own, and returns once all have finished: each task's exception,
@@ -83,7 +104,10 @@ std::vector<std::exception_ptr> side_by_side(const std::vector<std::function<voi
 
 class RunFileReader::Reader {
  public:
-  explicit Reader(const std::string& path) : db_(open(path)), file_bytes_(size_of(path)) { check_identity(); }
+  explicit Reader(const std::string& path) : db_(open(path)), file_bytes_(size_of(path)) {
+    check_identity();
+    if (schema_version_ >= 3) trimmed_before_ = read_trimmed_before();
+  }
 
   // The whole run, or what keep_window would keep of it.
   Run read(const std::optional<TimeRange>& window) {
@@ -97,7 +121,13 @@ class RunFileReader::Reader {
     read_metadata(run);
     read_processes_and_threads(run);
     read_frames_and_stacks(run);
-    read_side_by_side(run, window);
+    try {
+      read_side_by_side(run, kept_part(window));
+    } catch (const InputError&) {
+      check_not_trimmed_meanwhile();  // the better explanation of rows gone missing
+      throw;
+    }
+    check_not_trimmed_meanwhile();
     demangle_kernel_names(run);
     return run;
   }
@@ -107,6 +137,7 @@ class RunFileReader::Reader {
       whole_ = read(std::nullopt);
       return run_extent(*whole_);
     }
+    if (trimmed_before_) return trimmed_extent(*trimmed_before_);
     // An entry per block and a row per commit: small scans.
     SqliteStatement ends(db_,
                          "SELECT min(first), max(last) FROM ("
@@ -137,6 +168,63 @@ class RunFileReader::Reader {
     return ec ? 0 : bytes;
   }
 
+  // A trimmed run (record --max-size) holds what was recorded from
+  // trimmed_before_ns on: its rows that lie before it, left in the file in
+  // runs of rows that reach past it, are read as trimmed too, so that it
+  // reads as a window from there would.
+  std::optional<int64_t> read_trimmed_before() {
+    SqliteStatement select(db_, "SELECT value FROM metadata WHERE key = ?");
+    if (!select.bind_text(1, trim_keys::kTrimmedBeforeNs).step()) return std::nullopt;
+    std::string text = select.column_text(0);
+    std::optional<int64_t> before = whole_number(text);
+    if (!before) {
+      throw InputError(fmt::format("{}: table metadata: {} is \"{}\", not a time in ns", db_.path(),
+                                   trim_keys::kTrimmedBeforeNs, text));
+    }
+    return before;
+  }
+
+  // A recorder that trims its file while another process reads it deletes
+  // rows under the read: an error saying so, not a run missing them.
+  void check_not_trimmed_meanwhile() {
+    if (schema_version_ < 3 || read_trimmed_before() == trimmed_before_) return;
+    throw InputError(fmt::format("{}: its recorder trimmed it (record --max-size) while it was being read; read it "
+                                 "again", db_.path()));
+  }
+
+  // The rows a read keeps: those in `window`, from trimmed_before_ns on. A
+  // whole trimmed run is read row by row (each id checked) from its first
+  // rows, which the cut at trimmed_before_ns keeps.
+  struct Kept {
+    std::optional<TimeRange> window;  // read through the indexes; nullopt: every row
+    int64_t from_ns = kEarliest;      // without a window, the rows before it are left out
+  };
+
+  Kept kept_part(const std::optional<TimeRange>& window) const {
+    if (!trimmed_before_) return {window};
+    if (!window) return {std::nullopt, *trimmed_before_};
+    return {TimeRange{std::max(window->from_ns, *trimmed_before_), window->to_ns}};
+  }
+
+  // From trimmed_before_ns (where the run starts, as a recording starts at
+  // its start_clock_ns) to the latest time of a row not before it: blocks
+  // end with a sample's time, runs of counter values with a value's, and
+  // runs of spans that start after it with a span's end; the runs that
+  // start before it are looked into.
+  std::optional<TimeRange> trimmed_extent(int64_t from_ns) {
+    SqliteStatement ends(db_,
+                         "SELECT max(t) FROM ("
+                         " SELECT max(end_ns) AS t FROM sample_blocks WHERE end_ns >= ?1 UNION ALL"
+                         " SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1"
+                         " UNION ALL SELECT max(latest_ns) FROM row_ranges WHERE rows = 'spans' AND low >= ?1"
+                         " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
+                         "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
+                         "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1)");
+    ends.bind(1, from_ns);
+    if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
+    return TimeRange{from_ns, ends.column_int(0)};
+  }
+
   [[noreturn]] void bad_row(const char* table, int64_t id, const std::string& what) const {
     throw InputError(fmt::format("{}: table {} row {}: {}", db_.path(), table, id, what));
   }
@@ -163,13 +251,15 @@ class RunFileReader::Reader {
   // there are at most, unchecked, to reserve room for them.
   template <typename OnRows, typename OnRow>
   void for_each_row(SqliteDb& db, const char* table, const char* columns, const std::optional<WindowSelect>& window,
-                    int64_t first_id, OnRows on_rows, OnRow on_row) const {
+                    OnRows on_rows, OnRow on_row) const {
     if (!window) {
-      on_rows(static_cast<uint64_t>(std::max<int64_t>(rows_by_id(db, table), 0)));
+      // A trimmed table starts where its runs of rows do, and they must still cover it.
+      int64_t first_id = trimmed_before_ ? row_ranges(db, table, kLatest, kEarliest).first_id : 0;
+      on_rows(static_cast<uint64_t>(std::max<int64_t>(rows_by_id(db, table) - first_id, 0)));
       std::string sql = fmt::format("SELECT {} FROM {} ORDER BY id", columns, table);
       return for_each_row(db, table, sql.c_str(), first_id, on_row);
     }
-    std::vector<RowRange> ranges = row_ranges(db, table, window->low, window->high);
+    std::vector<RowRange> ranges = row_ranges(db, table, window->low, window->high).overlapping;
     uint64_t claimed = 0;  // unsigned: a corrupt range wraps around, but is no undefined behaviour
     for (const RowRange& range : ranges) {
       claimed += static_cast<uint64_t>(range.last) - static_cast<uint64_t>(range.first) + 1;
@@ -192,28 +282,47 @@ class RunFileReader::Reader {
   }
 
   // The runs of `table`'s rows whose keys may lie in [low, high]. The runs
-  // must cover the table, each row once, or a window could miss rows.
-  std::vector<RowRange> row_ranges(SqliteDb& db, const char* table, int64_t low, int64_t high) const {
+  // must cover the table, each row once, or a window could miss rows: from
+  // row 0, or in a trimmed run from its first run's first row.
+  TableRanges row_ranges(SqliteDb& db, const char* table, int64_t low, int64_t high) const {
     SqliteStatement select(db,
                            "SELECT id, first_id, count, low, high FROM row_ranges WHERE rows = ? ORDER BY first_id");
     select.bind_text(1, table);
-    std::vector<RowRange> overlapping;
+    TableRanges ranges;
     int64_t next = 0;
-    while (select.step()) {
+    for (bool first_run = true; select.step(); first_run = false) {
       int64_t first = select.column_int(1), count = select.column_int(2);
+      if (first_run && trimmed_before_ && first > 0) ranges.first_id = next = first;
       if (first != next || count < 1) {
         bad_row("row_ranges", select.column_int(0), fmt::format("{} rows {} to {} after row {}", table, first,
                                                                  first + count - 1, next - 1));
       }
       next = first + count;
       RowRange range{first, next - 1, select.column_int(3), select.column_int(4)};
-      if (range.high >= low && range.low <= high) overlapping.push_back(range);
+      if (range.high >= low && range.low <= high) ranges.overlapping.push_back(range);
     }
-    if (int64_t rows = rows_by_id(db, table); rows != next) {
-      throw InputError(fmt::format("{}: table row_ranges covers {} rows of {}, which has {}", db_.path(), next,
+    check_covered(db, table, ranges.first_id, next);
+    return ranges;
+  }
+
+  // Rows before `first` or from `end` on would be rows no run covers.
+  void check_covered(SqliteDb& db, const char* table, int64_t first, int64_t end) const {
+    int64_t rows = rows_by_id(db, table);
+    if (first == 0) {
+      if (rows == end) return;
+      throw InputError(fmt::format("{}: table row_ranges covers {} rows of {}, which has {}", db_.path(), end,
                                    table, rows));
     }
-    return overlapping;
+    if (int64_t least = least_id(db, table); rows != end || least < first) {
+      throw InputError(fmt::format("{}: table row_ranges covers rows {} to {} of {}, which has rows {} to {}",
+                                   db_.path(), first, end - 1, table, least, rows - 1));
+    }
+  }
+
+  static int64_t least_id(SqliteDb& db, const char* table) {
+    std::string sql = fmt::format("SELECT coalesce(min(id), 0) FROM {}", table);
+    SqliteStatement least(db, sql.c_str());
+    return least.step() ? least.column_int(0) : 0;
   }
 
   // The rows of `table` if its ids are 0, 1, 2, ... (its last id plus one):
@@ -343,18 +452,18 @@ class RunFileReader::Reader {
   // reference is checked, so that is an InputError naming the row, as it was.
   // The reads that refer to each other's rows (flows to spans, values to
   // tracks) stay in order on one connection.
-  void read_side_by_side(Run& run, const std::optional<TimeRange>& window) {
+  void read_side_by_side(Run& run, const Kept& kept) {
     const size_t strings = run.strings.size(), stacks = run.stacks.size();
     std::vector<std::exception_ptr> errors = side_by_side({
         [&] {
           SqliteDb db(db_.path(), SqliteDb::Mode::kReadExisting);
-          read_samples(db, stacks, run.samples, window);
+          read_samples(db, stacks, run.samples, kept);
         },
         [&] {
           SqliteDb db(db_.path(), SqliteDb::Mode::kReadExisting);
-          read_spans_and_flows(db, strings, run.spans, run.flows, window);
+          read_spans_and_flows(db, strings, run.spans, run.flows, kept);
         },
-        [&] { read_counters(db_, strings, run.counter_tracks, run.counter_values, window); },
+        [&] { read_counters(db_, strings, run.counter_tracks, run.counter_values, kept); },
     });
     // The error a one-thread read met first: samples, spans, flows, then counters.
     for (const std::exception_ptr& error : errors) {
@@ -362,16 +471,17 @@ class RunFileReader::Reader {
     }
   }
 
-  void read_samples(SqliteDb& db, size_t stacks, std::vector<Sample>& samples,
-                    const std::optional<TimeRange>& window) const {
+  void read_samples(SqliteDb& db, size_t stacks, std::vector<Sample>& samples, const Kept& kept) const {
     if (schema_version_ < 3) return read_sample_rows(db, stacks, samples);
     constexpr const char* kColumns = "SELECT id, first_sample, count, start_ns, end_ns, data FROM sample_blocks";
-    int64_t next_sample = 0;
-    auto outside_window = [&](const Sample& sample) {
-      return sample.ts_ns < window->from_ns || sample.ts_ns >= window->to_ns;
-    };
+    const std::optional<TimeRange>& window = kept.window;
+    const TimeRange keep = window.value_or(TimeRange{kept.from_ns, kLatest});
+    auto outside_kept = [&](const Sample& sample) { return sample.ts_ns < keep.from_ns || sample.ts_ns >= keep.to_ns; };
+    // Blocks follow each other from the first: block 0 and sample 0 but in a trimmed run.
+    int64_t first_block = 0, next_sample = 0;
+    if (!window) std::tie(first_block, next_sample) = first_block_and_sample(db);
     // A block's samples are decoded in place, checked, then those outside
-    // the window dropped.
+    // the window (or before a trimmed run's start) dropped.
     auto read_block = [&](SqliteStatement& s, int64_t id) {
       int64_t first = s.column_int(1), count = s.column_int(2);
       if (window ? first < next_sample : first != next_sample) {
@@ -386,11 +496,12 @@ class RunFileReader::Reader {
       if (!error.empty()) bad_row("sample_blocks", id, error);
       auto decoded = samples.begin() + static_cast<std::ptrdiff_t>(from);
       check_block(stacks, id, {decoded, samples.end()}, {s.column_int(3), s.column_int(4)});
-      if (window) samples.erase(std::remove_if(decoded, samples.end(), outside_window), samples.end());
+      if (window || trimmed_before_) samples.erase(std::remove_if(decoded, samples.end(), outside_kept), samples.end());
     };
     if (!window) {
-      reserve(samples, claimed_samples(db, 0, rows_by_id(db, "sample_blocks") - 1));
-      return for_each_row(db, "sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), 0, read_block);
+      reserve(samples, claimed_samples(db, first_block, rows_by_id(db, "sample_blocks") - 1));
+      return for_each_row(db, "sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), first_block,
+                          read_block);
     }
     // The blocks' ids from their index on time alone (a scan of the table
     // would read every block), then each block.
@@ -405,6 +516,14 @@ class RunFileReader::Reader {
       block.reset();
       if (block.bind(1, id).step()) read_block(block, id);
     }
+  }
+
+  // The first block's id and first sample: 0 and 0, but in a trimmed run.
+  std::pair<int64_t, int64_t> first_block_and_sample(SqliteDb& db) const {
+    if (!trimmed_before_) return {0, 0};
+    SqliteStatement first(db, "SELECT id, first_sample FROM sample_blocks ORDER BY id LIMIT 1");
+    if (!first.step()) return {0, 0};
+    return {first.column_int(0), first.column_int(1)};
   }
 
   // The samples that blocks `first` to `last` (ids) claim to hold,
@@ -453,38 +572,45 @@ class RunFileReader::Reader {
   // Spans keep the name a kernel has in the file: demangle_kernel_names
   // renames them.
   void read_spans_and_flows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<Flow>& flows,
-                            const std::optional<TimeRange>& window) const {
+                            const Kept& kept) const {
+    const std::optional<TimeRange>& window = kept.window;
     // Version 1 had no correlation, bytes or detail columns.
     const char* columns = schema_version_ >= 2
                               ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
                               : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
     std::optional<WindowSelect> span_window;
     if (window) span_window = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
-    std::vector<int64_t> span_ids;  // the file's id of each span read, ascending
+    std::vector<int64_t> span_ids;  // the file's id of each span kept, ascending
+    int64_t spans_end = 0;          // read whole: the file's last span id plus one
     auto reserve_spans = [&](uint64_t claimed) {
       reserve(spans, claimed);
       reserve(span_ids, claimed);
     };
-    for_each_row(db, "spans", columns, span_window, 0, reserve_spans, [&](SqliteStatement& s, int64_t id) {
+    for_each_row(db, "spans", columns, span_window, reserve_spans, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
       if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
-      spans.push_back({s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
-                       static_cast<SpanKind>(kind), string_ref(strings, "spans", id, s.column_int(6)),
-                       s.column_int(7), s.column_int(8), string_ref(strings, "spans", id, s.column_int(9))});
+      Span span{s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
+                static_cast<SpanKind>(kind), string_ref(strings, "spans", id, s.column_int(6)),
+                s.column_int(7), s.column_int(8), string_ref(strings, "spans", id, s.column_int(9))};
+      spans_end = id + 1;
+      if (span.start_ns < kept.from_ns) return;  // before a trimmed run's start
+      spans.push_back(span);
       span_ids.push_back(id);
     });
-    // A window keeps the flows between the spans it keeps.
+    // A window keeps the flows between the spans it keeps, and so does a
+    // trimmed run: a span before its start, trimmed or not, ends a flow.
     auto span_ref = [&](int64_t row, int64_t span) -> std::optional<SpanId> {
       auto found = std::lower_bound(span_ids.begin(), span_ids.end(), span);
       if (found != span_ids.end() && *found == span) return static_cast<SpanId>(found - span_ids.begin());
-      if (!window) bad_row("flows", row, fmt::format("span {} does not exist", span));
+      bool trimmed = trimmed_before_ && span >= 0 && span < spans_end;
+      if (!window && !trimmed) bad_row("flows", row, fmt::format("span {} does not exist", span));
       return std::nullopt;
     };
     if (window && span_ids.empty()) return;
     std::optional<WindowSelect> flow_window;
     if (window) flow_window = WindowSelect{"from_span", 1, span_ids.front(), span_ids.back()};
     auto reserve_flows = [&](uint64_t claimed) { reserve(flows, claimed); };
-    for_each_row(db, "flows", "id, from_span, to_span, kind", flow_window, 0, reserve_flows,
+    for_each_row(db, "flows", "id, from_span, to_span, kind", flow_window, reserve_flows,
                  [&](SqliteStatement& s, int64_t id) {
                    auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
                    if (from && to) flows.push_back({*from, *to, string_ref(strings, "flows", id, s.column_int(3))});
@@ -505,7 +631,8 @@ class RunFileReader::Reader {
   }
 
   void read_counters(SqliteDb& db, size_t strings, std::vector<CounterTrack>& tracks,
-                     std::vector<CounterValue>& values, const std::optional<TimeRange>& window) const {
+                     std::vector<CounterValue>& values, const Kept& kept) const {
+    const std::optional<TimeRange>& window = kept.window;
     for_each_row(db, "counter_tracks", "SELECT id, name, pid, unit FROM counter_tracks ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    tracks.push_back({string_ref(strings, "counter_tracks", id, s.column_int(1)), s.column_int(2),
@@ -515,13 +642,15 @@ class RunFileReader::Reader {
     std::optional<WindowSelect> value_window;
     if (window) value_window = WindowSelect{"ts_ns", 2, window->from_ns, window->to_ns};
     auto reserve_values = [&](uint64_t claimed) { reserve(values, claimed); };
-    for_each_row(db, "counter_values", "id, track, ts_ns, value", value_window, 0, reserve_values,
+    for_each_row(db, "counter_values", "id, track, ts_ns, value", value_window, reserve_values,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t track = s.column_int(1);
                    if (track < 0 || static_cast<size_t>(track) >= tracks.size()) {
                      bad_row("counter_values", id, fmt::format("counter track {} does not exist", track));
                    }
-                   values.push_back({static_cast<CounterTrackId>(track), s.column_int(2), s.column_double(3)});
+                   int64_t ts = s.column_int(2);
+                   if (ts < kept.from_ns) return;  // before a trimmed run's start
+                   values.push_back({static_cast<CounterTrackId>(track), ts, s.column_double(3)});
                  });
   }
 
@@ -529,6 +658,7 @@ class RunFileReader::Reader {
   uint64_t file_bytes_;  // when opened: a bound on what reserve() believes
   int schema_version_ = kRunSchemaVersion;
   std::optional<Run> whole_;  // a file without indexes, read whole by extent()
+  std::optional<int64_t> trimmed_before_;  // metadata trimmed_before_ns of a trimmed run, as it was when opened
 };
 
 RunFileReader::RunFileReader(const std::string& path) : reader_(std::make_unique<Reader>(path)) {}

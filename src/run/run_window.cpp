@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "run/trimmed_run.hpp"
+
 namespace stepscope {
 
 namespace {
@@ -38,7 +40,13 @@ std::optional<TimeRange> run_extent(const Run& run) {
   for (const Span& s : run.spans) see(s.start_ns, s.end_ns);
   for (const CounterValue& v : run.counter_values) see(v.ts_ns, v.ts_ns);
   if (first > last) return std::nullopt;
-  if (auto start = run.metadata_int("start_clock_ns"); start && *start < first) first = *start;
+  // A trimmed run (record --max-size) starts where its kept data does, not
+  // where the recording did.
+  if (auto trimmed_before = run.metadata_int(trim_keys::kTrimmedBeforeNs)) {
+    first = *trimmed_before;
+  } else if (auto start = run.metadata_int("start_clock_ns"); start && *start < first) {
+    first = *start;
+  }
   return TimeRange{first, last};
 }
 

@@ -17,7 +17,8 @@ struct TimeRange {
 
 // From the first to the last moment of anything the run holds (samples,
 // spans, counter values); a recording starts at its start (metadata
-// start_clock_ns) even before its first sample. Nullopt for an empty run.
+// start_clock_ns) even before its first sample, and a trimmed one where its
+// kept data starts (trimmed_before_ns). Nullopt for an empty run.
 std::optional<TimeRange> run_extent(const Run& run);
 
 // Keeps the samples taken in `window`, the counter values taken in it or at

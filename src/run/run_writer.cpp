@@ -10,6 +10,7 @@
 
 #include "run/batched_insert.hpp"
 #include "run/run_schema.hpp"
+#include "run/run_trimmer.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
@@ -136,6 +137,7 @@ RunWriter::RunWriter(const std::string& path) {
 RunWriter::~RunWriter() = default;
 
 void RunWriter::commit(const Run& run) {
+  std::optional<int64_t> new_rows_from = trimmer_ ? new_rows_reach_from(run) : std::nullopt;
   db_->exec("BEGIN");
   try {
     write_new_rows(run);
@@ -153,6 +155,26 @@ void RunWriter::commit(const Run& run) {
   written_ = {run.strings.size(),        run.frames.size(),  run.stacks.size(),
               run.samples.size(),        run.spans.size(),   run.flows.size(),
               run.counter_tracks.size(), run.counter_values.size()};
+  if (new_rows_from) newest_rows_from_ns_ = *new_rows_from;
+}
+
+std::optional<int64_t> RunWriter::new_rows_reach_from(const Run& run) const {
+  std::optional<int64_t> from;
+  auto see = [&from](int64_t ns) { from = std::min(from.value_or(ns), ns); };
+  for (size_t i = written_.samples; i < run.samples.size(); ++i) see(run.samples[i].ts_ns);
+  for (size_t i = written_.spans; i < run.spans.size(); ++i) see(run.spans[i].end_ns);
+  for (size_t i = written_.counter_values; i < run.counter_values.size(); ++i) see(run.counter_values[i].ts_ns);
+  return from;
+}
+
+void RunWriter::limit_size(uint64_t max_bytes) { trimmer_ = std::make_unique<RunTrimmer>(*db_, max_bytes); }
+
+void RunWriter::trim_to_limit(Run& run) {
+  if (!trimmer_) return;
+  for (auto& [key, value] : trimmer_->trim(newest_rows_from_ns_)) {
+    run.metadata[key] = value;
+    written_metadata_[key] = std::move(value);
+  }
 }
 
 void RunWriter::write_new_rows(const Run& run) {

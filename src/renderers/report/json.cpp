@@ -7,6 +7,7 @@
 #include "renderers/report/gpu_json.hpp"
 #include "renderers/report/ops_json.hpp"
 #include "renderers/report/steps_json.hpp"
+#include "run/trimmed_run.hpp"
 
 namespace stepscope {
 
@@ -46,6 +47,15 @@ void append_functions(const Report& report, const FunctionCosts& costs, std::str
   });
 }
 
+// Only in a trimmed run's report: a report of an untrimmed run stays as it was.
+void append_trimming(const Trimming& trimming, std::string& out) {
+  JsonObject o(out);
+  o.number("max_size_bytes", trimming.max_size_bytes).number("before_ns", trimming.before_ns);
+  o.number_or_null("dropped_seconds", trimming.seconds_dropped);
+  o.number("samples", trimming.samples).number("spans", trimming.spans).number("flows", trimming.flows);
+  o.number("counter_values", trimming.counter_values);
+}
+
 void append_report(const Report& report, std::string& out) {
   JsonObject root(out);
   root.text("schema", "stepscope.report/1").text("source", report.source);
@@ -53,6 +63,10 @@ void append_report(const Report& report, std::string& out) {
   {
     JsonObject metadata(out);
     for (const auto& [key, value] : report.run->metadata) metadata.text(key, value);
+  }
+  if (std::optional<Trimming> trimming = run_trimming(*report.run)) {
+    root.field("trimmed");
+    append_trimming(*trimming, out);
   }
   root.field("processes");
   append_processes(report, out);

@@ -11,6 +11,7 @@
 #include "renderers/report/gpu_text.hpp"
 #include "renderers/report/ops_text.hpp"
 #include "renderers/report/steps_text.hpp"
+#include "run/trimmed_run.hpp"
 
 namespace stepscope {
 
@@ -47,6 +48,7 @@ void write_header(const Report& report, std::ostream& out) {
     out << fmt::format("  {} samples, one per {:.2f} ms per thread\n", run.samples.size(),
                        static_cast<double>(*period) / 1e6);
   }
+  if (std::optional<Trimming> trimming = run_trimming(run)) out << "  " << describe_trimming(*trimming) << '\n';
 }
 
 void write_processes(const Report& report, std::ostream& out) {
