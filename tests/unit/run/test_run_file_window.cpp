@@ -9,12 +9,14 @@
 #include <sqlite3.h>
 
 #include "run/run_file.hpp"
+#include "run_rows.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
+using test::expect_same_rows;
 constexpr int64_t kMs = 1'000'000;
 
 // Twenty seconds of two threads sampled every millisecond (many sample
@@ -51,18 +53,6 @@ Run twenty_seconds() {
   return run;
 }
 
-auto fields(const Sample& s) { return std::tie(s.ts_ns, s.pid, s.tid, s.stack, s.state, s.holds_gil); }
-auto fields(const Span& s) {
-  return std::tie(s.start_ns, s.end_ns, s.pid, s.tid, s.kind, s.name, s.correlation, s.bytes, s.detail);
-}
-auto fields(const Flow& f) { return std::tie(f.from, f.to, f.kind); }
-auto fields(const CounterValue& v) { return std::tie(v.track, v.ts_ns, v.value); }
-
-template <typename Row>
-void expect_same_rows(const std::vector<Row>& expected, const std::vector<Row>& actual, const char* table) {
-  ASSERT_EQ(expected.size(), actual.size()) << table;
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_TRUE(fields(expected[i]) == fields(actual[i])) << table << i;
-}
 
 class RunFileWindowTest : public ::testing::Test {
  protected:

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "run/run_file.hpp"
+#include "run_rows.hpp"
 #include "util/demangle.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +23,7 @@ namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
+using test::expect_same_rows;
 
 constexpr const char* kMangledGemm = "_Z4gemmPfS_i";
 constexpr const char* kMangledRelu = "_ZN2at4reluEPKfPfi";
@@ -64,21 +66,6 @@ Run as_read(Run written) {
   return written;
 }
 
-auto fields(const Sample& s) { return std::tie(s.ts_ns, s.pid, s.tid, s.stack, s.state, s.holds_gil); }
-auto fields(const Span& s) {
-  return std::tie(s.start_ns, s.end_ns, s.pid, s.tid, s.kind, s.name, s.correlation, s.bytes, s.detail);
-}
-auto fields(const Flow& f) { return std::tie(f.from, f.to, f.kind); }
-auto fields(const CounterTrack& t) { return std::tie(t.name, t.pid, t.unit); }
-auto fields(const CounterValue& v) { return std::tie(v.track, v.ts_ns, v.value); }
-
-template <typename Row>
-void expect_same_rows(const std::vector<Row>& expected, const std::vector<Row>& actual, const char* table) {
-  ASSERT_EQ(expected.size(), actual.size()) << table;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_TRUE(fields(expected[i]) == fields(actual[i])) << table << " " << i;
-  }
-}
 
 void expect_same_run(const Run& expected, const Run& actual) {
   ASSERT_EQ(expected.strings.size(), actual.strings.size());

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "run/run_file.hpp"
+#include "run_rows.hpp"
 #include "run/trimmed_run.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +23,7 @@ namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
+using test::expect_same_rows;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kCommitNs = 100 * kMs;  // a commit's share of the recording
@@ -84,18 +86,6 @@ stepscope::Run new_run() {
   return run;
 }
 
-auto fields(const Sample& s) { return std::tie(s.ts_ns, s.pid, s.tid, s.stack, s.state, s.holds_gil); }
-auto fields(const Span& s) {
-  return std::tie(s.start_ns, s.end_ns, s.pid, s.tid, s.kind, s.name, s.correlation, s.bytes, s.detail);
-}
-auto fields(const Flow& f) { return std::tie(f.from, f.to, f.kind); }
-auto fields(const CounterValue& v) { return std::tie(v.track, v.ts_ns, v.value); }
-
-template <typename Row>
-void expect_same_rows(const std::vector<Row>& expected, const std::vector<Row>& actual, const char* table) {
-  ASSERT_EQ(expected.size(), actual.size()) << table;
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_TRUE(fields(expected[i]) == fields(actual[i])) << table << i;
-}
 
 void expect_same_data(const stepscope::Run& expected, const stepscope::Run& actual) {
   expect_same_rows(expected.samples, actual.samples, "samples");
