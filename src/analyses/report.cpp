@@ -29,28 +29,64 @@ std::string rank_label(const GpuRank& rank) {
   return rank.rank ? "rank " + std::to_string(*rank.rank) : std::filesystem::path(rank.source).filename().string();
 }
 
-// The run's ranks (its processes with steps), each with its own diagnosis:
-// the run's (`diagnosis`, of `input`) for its primary process, the rules run
-// again as if it were the primary for each other one that may turn out to be
-// waited for (one with a collective wait: job_ranks.hpp), side by side on
-// the input's threads, with the facts of the run (input.run_facts) shared.
-std::vector<JobRank> diagnosed_ranks(const DiagnosisInput& input, const Diagnosis& diagnosis,
-                                     const std::string& source) {
-  std::vector<JobRank> ranks = job_ranks_of(input.run, input.steps, source);  // in the order of steps.processes
-  SideBySide work;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i].primary) {
-      ranks[i].own = diagnosis;
-    } else if (ranks[i].steps.collective_wait_fraction) {
-      work.add([&, i] {
-        StepsAnalysis alone = with_primary(input.steps, i);
-        ranks[i].own = diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, 1,
-                                 input.run_facts});
-      });
-    }
+// The run's ranks (its processes with steps), its primary's findings its own.
+std::vector<JobRank> ranks_of(const Run& run, const StepsAnalysis& steps, const Diagnosis& diagnosis,
+                              const std::string& source) {
+  std::vector<JobRank> ranks = job_ranks_of(run, steps, source);
+  for (JobRank& rank : ranks) {
+    if (rank.primary) rank.own = diagnosis;
   }
-  work.run(input.threads);
   return ranks;
+}
+
+// The rank the others wait for is named with its own findings first
+// (rank_straggler.hpp). Only it is diagnosed on its own, once the job's
+// ranks are all in: the first of them, when it is not its run's primary.
+JobRank* undiagnosed_waited_for(JobRanks& job) {
+  if (job.waited_for.empty()) return nullptr;
+  JobRank& rank = job.ranks[job.waited_for.front()];
+  return rank.own ? nullptr : &rank;
+}
+
+// `input`'s rules run again as if process `pid` were its run's primary;
+// none when the run has no such process with steps.
+std::optional<Diagnosis> diagnose_as_primary(const DiagnosisInput& input, int64_t pid) {
+  const std::vector<ProcessSteps>& processes = input.steps.processes;
+  auto found = std::find_if(processes.begin(), processes.end(), [&](const ProcessSteps& p) { return p.pid == pid; });
+  if (found == processes.end()) return std::nullopt;
+  StepsAnalysis alone = with_primary(input.steps, static_cast<size_t>(found - processes.begin()));
+  return diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads,
+                   input.run_facts});
+}
+
+// What the diagnosis of a run reads beside the Run, built side by side.
+struct DiagnosisSources {
+  std::optional<HostSpansByThread> host_spans;
+  std::optional<DeviceLaunches> launches;
+  GpuRank gpu;
+  StepsAnalysis steps;
+  std::vector<ProcessSummary> processes;
+
+  DiagnosisInput input(const Run& run, size_t threads) const {
+    return {run, steps, processes, &gpu, &*host_spans, &*launches, threads};
+  }
+};
+
+void gather_sources(const Run& run, const std::string& source, size_t threads, DiagnosisSources& out) {
+  SideBySide work;
+  auto host_spans_built = work.add([&] { out.host_spans.emplace(run); });
+  auto launches_built = work.add([&] { out.launches.emplace(run); });
+  work.add([&] {
+    work.wait_for(launches_built);
+    out.gpu = analyze_gpu_rank(run, source, *out.launches);
+  });
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
+    out.steps = analyze_steps(run, {}, out.launches->profiler_steps(), out.host_spans->census());
+    out.processes = summarize_processes(run, out.host_spans->census());
+  });
+  work.run(threads);
 }
 
 }  // namespace
@@ -97,7 +133,7 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
     report.processes = summarize_processes(run, host_spans->census());
   });
-  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the other ranks' share them
+  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the waited-for rank's share them
   work.add([&] {
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
@@ -121,45 +157,24 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   });
   work.run(threads);
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
-  add_job_ranks(report.job, diagnosed_ranks({run, report.steps, report.processes, &report.gpu.ranks.front(),
-                                             &*host_spans, &*launches, threads, &*run_facts},
-                                            report.diagnosis, source));
+  add_job_ranks(report.job, ranks_of(run, report.steps, report.diagnosis, source));
+  if (JobRank* waited_for = undiagnosed_waited_for(report.job)) {
+    waited_for->own = diagnose_as_primary({run, report.steps, report.processes, &report.gpu.ranks.front(),
+                                           &*host_spans, &*launches, threads, &*run_facts},
+                                          waited_for->steps.pid);
+  }
   diagnose_stragglers(report.diagnosis, report.job);
   return report;
 }
 
 RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t threads) {
+  DiagnosisSources sources;
+  gather_sources(run, source, threads, sources);
   RankAnalyses out;
-  StepsAnalysis steps;
-  std::vector<ProcessSummary> processes;
-  std::optional<HostSpansByThread> host_spans;  // for the diagnosis' rules
-  std::optional<DeviceLaunches> launches;       // for the device analyses and the diagnosis
-  SideBySide work;
-  auto host_spans_built = work.add([&] { host_spans.emplace(run); });
-  auto launches_built = work.add([&] { launches.emplace(run); });
-  auto gpu_done = work.add([&] {
-    work.wait_for(launches_built);
-    out.gpu = analyze_gpu_rank(run, source, *launches);
-  });
-  auto steps_done = work.add([&] {
-    work.wait_for(host_spans_built);
-    work.wait_for(launches_built);
-    steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
-    processes = summarize_processes(run, host_spans->census());
-  });
-  std::optional<RunFacts> run_facts;
-  work.add([&] {
-    work.wait_for(host_spans_built);
-    work.wait_for(launches_built);
-    work.wait_for(gpu_done);
-    work.wait_for(steps_done);
-    DiagnosisInput input{run, steps, processes, &out.gpu, &*host_spans, &*launches, threads};
-    input.run_facts = &run_facts.emplace(input);
-    out.diagnosis = {rank_label(out.gpu), diagnose(input)};
-  });
-  work.run(threads);
-  out.ranks = diagnosed_ranks({run, steps, processes, &out.gpu, &*host_spans, &*launches, threads, &*run_facts},
-                              out.diagnosis.diagnosis, source);
+  Diagnosis diagnosis = diagnose(sources.input(run, threads));
+  out.ranks = ranks_of(run, sources.steps, diagnosis, source);
+  out.diagnosis = {rank_label(sources.gpu), std::move(diagnosis)};
+  out.gpu = std::move(sources.gpu);
   return out;
 }
 
@@ -193,6 +208,15 @@ void add_ranks(Report& report, const std::vector<std::string>& sources,
   }
   work.run(side_by_side);
   for (std::optional<RankAnalyses>& rank : ranks) add_rank(report, std::move(*rank));
+  // The rank the others wait for, when it is not its run's primary: its run read again.
+  if (JobRank* waited_for = undiagnosed_waited_for(report.job)) {
+    Run run = open_rank(waited_for->source);
+    DiagnosisSources again;
+    gather_sources(run, waited_for->source, threads, again);
+    waited_for->own = diagnose_as_primary(again.input(run, threads), waited_for->steps.pid);
+    report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
+    diagnose_stragglers(report.diagnosis, report.job);
+  }
 }
 
 }  // namespace stepscope

@@ -71,6 +71,8 @@ void add_rank(Report& report, const Run& run, const std::string& source);
 // each on its own thread while `threads` allow (4 at most), and adds them in
 // input order. At most that many of their Runs are in memory at once. An error
 // opening one is the first failing source's, as one after another would give.
+// Then the rank the others wait for, when it is not its run's primary, gets
+// its own findings: its run (the report's first included) is opened again.
 void add_ranks(Report& report, const std::vector<std::string>& sources,
                const std::function<Run(const std::string&)>& open_rank, size_t threads = analysis_threads());
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "analyses/diagnosis/rank_straggler.hpp"
+#include "analyses/report.hpp"
 #include "analyses/steps/collective_wait.hpp"
 #include "analyses/job_ranks.hpp"
 #include "analyses/steps/steps.hpp"
@@ -28,6 +29,7 @@ struct RankBuilder {
   stepscope::FrameId main, backward, all_reduce;
 
   RankBuilder() {
+    run.metadata["sample_period_ns"] = std::to_string(kMs);  // a sample a millisecond
     main = run.intern_frame("train", "train.py", 1);
     backward = run.intern_frame("_engine_run_backward", "/venv/torch/autograd/graph.py", 2);
     all_reduce = run.intern_frame("all_reduce", "/venv/lib/torch/distributed/distributed_c10d.py", 3);
@@ -186,6 +188,52 @@ TEST(JobRanks, NoFindingWithoutARankWaitedFor) {
   stepscope::diagnose_stragglers(diagnosis, job);
   ASSERT_EQ(diagnosis.findings.size(), 1u);
   EXPECT_EQ(diagnosis.findings[0].title, "x");
+}
+
+// A run of two ranks whose second (not its run's primary) the others wait
+// for: rank 0 waits 40% of its steps in backward, rank 1 not at all.
+Run run_waiting_for_its_second_rank(int64_t first_pid) {
+  RankBuilder b;
+  for (int64_t pid : {first_pid, first_pid + 1}) {
+    b.steps(pid);
+    b.run.metadata["hooks." + std::to_string(pid) + ".rank"] = std::to_string(pid - first_pid);
+  }
+  b.samples(first_pid, 10, [](int64_t ms) { return ms >= 4 && ms < 8; }, b.backward);
+  b.samples(first_pid + 1, 10, [](int64_t) { return false; }, b.backward);
+  return std::move(b.run);
+}
+
+const JobRank& first_waited_for(const stepscope::Report& report) {
+  EXPECT_FALSE(report.job.waited_for.empty());
+  return report.job.ranks.at(report.job.waited_for.at(0));
+}
+
+// Only the rank the others wait for is diagnosed on its own, once the job's
+// ranks are known: in the report's own run, or in another, read again.
+TEST(JobRanks, TheRankWaitedForGetsItsOwnFindingsWhereverItRuns) {
+  stepscope::Run run = run_waiting_for_its_second_rank(10);
+  stepscope::Report alone = stepscope::build_report(run, "a.db", {});
+  EXPECT_EQ(first_waited_for(alone).steps.pid, 11);
+  EXPECT_FALSE(first_waited_for(alone).primary);
+  EXPECT_TRUE(first_waited_for(alone).own);
+
+  RankBuilder other;  // a third rank that waits too: the one waited for is in the second run
+  other.steps(30);
+  other.run.metadata["hooks.30.rank"] = "2";
+  other.samples(30, 10, [](int64_t ms) { return ms >= 4 && ms < 8; }, other.backward);
+  stepscope::Report job = stepscope::build_report(other.run, "b.db", {});
+  std::vector<std::string> opened;
+  stepscope::add_ranks(job, {"a.db"}, [&](const std::string& path) {
+    opened.push_back(path);
+    return run_waiting_for_its_second_rank(10);
+  });
+  EXPECT_EQ(opened, (std::vector<std::string>{"a.db", "a.db"}));  // read again for rank 1's own findings
+  const JobRank& waited = first_waited_for(job);
+  EXPECT_EQ(waited.steps.rank, 1);
+  EXPECT_TRUE(waited.own);
+  ASSERT_FALSE(job.diagnosis.findings.empty());
+  EXPECT_TRUE(std::any_of(job.diagnosis.findings.begin(), job.diagnosis.findings.end(),
+                          [](const stepscope::Finding& f) { return f.id == "rank_straggler"; }));
 }
 
 }  // namespace
