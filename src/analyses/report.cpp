@@ -100,11 +100,11 @@ void gather_sources(const Run& run, const std::string& source, size_t threads, D
 // device analyses first, which need only the launches (built in less than
 // half the host spans' time), so the thread that built the launches does
 // them while the host spans are being built instead of waiting; then the
-// longest (ops on a trace, the steps on a recording of many ranks), the
-// process summary and the profile, which need only the host spans, so that
-// no thread waits for the steps while there is work that does not; then
-// the diagnosis, which waits for its inputs and runs its rules on the
-// threads free by then, and the steady steps' functions.
+// longest (ops), then the steps and the diagnosis, which waits for its
+// inputs and runs its rules on the threads free by then; the profile last,
+// which nothing waits for: it fills the time of the thread that would
+// otherwise wait for the diagnosis' longest rule. On two threads the
+// critical path is then the host spans and ops.
 Report build_report(const Run& run, const std::string& source, const ProfileOptions& options,
                     const OpsOptions& ops_options, size_t threads) {
   Report report;
@@ -131,10 +131,18 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
     report.steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
-  });
-  auto processes_done = work.add([&] {
-    work.wait_for(host_spans_built);
     report.processes = summarize_processes(run, host_spans->census());
+  });
+  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the waited-for rank's share them
+  work.add([&] {
+    work.wait_for(host_spans_built);
+    work.wait_for(launches_built);
+    work.wait_for(steps_done);
+    work.wait_for(gpu_done);
+    DiagnosisInput input{run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches,
+                         threads};
+    input.run_facts = &run_facts.emplace(input);
+    report.diagnosis = diagnose(input);
   });
   // The only analysis that fails on its input (samples without a period):
   // those before it cannot, so its error stays the one a broken run gives.
@@ -143,18 +151,6 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     Profile profile = build_profile(run, options, run.samples.empty() ? &*host_spans : nullptr);
     report.profile_source = profile.source;
     report.functions = function_costs(profile);
-  });
-  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the waited-for rank's share them
-  work.add([&] {
-    work.wait_for(steps_done);
-    work.wait_for(processes_done);
-    work.wait_for(gpu_done);
-    DiagnosisInput input{run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches,
-                         threads};
-    input.run_facts = &run_facts.emplace(input);
-    report.diagnosis = diagnose(input);
-  });
-  work.add([&] {
     if (run.samples.empty()) return;  // a trace's span profile: no second one on the large inputs
     work.wait_for(steps_done);
     report.step_functions = step_functions(run, report.steps, options);
