@@ -32,10 +32,13 @@ constexpr int64_t kKernels = 5'000;
 // Enough rows of each table read side by side that the reads overlap:
 // samples in several blocks, launches and kernels named as CUPTI names them
 // (relu first, then gemm), a flow from each launch to its kernel, counter
-// values, and a cpu op named as a kernel is, which keeps its name.
+// values, and a cpu op named as a kernel is, which keeps its name. Its
+// command line is long enough to take the file past the size from which
+// tables are read side by side (smaller files, one after another, are what
+// every other run file test reads).
 Run mangled_kernels_run() {
   Run run;
-  run.add_process(10, "python train.py");
+  run.add_process(10, "python train.py --config " + std::string(9 << 20, 'x'));
   run.add_thread(10, 10, "MainThread");
   StackId stack = run.stacks.intern({run.intern_frame("train", "t.py", 1)});
   for (int64_t i = 0; i < 20'000; ++i) run.samples.push_back({i * 1000, 10, 10, stack, ThreadState::kRunning, true});
