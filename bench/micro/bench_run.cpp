@@ -64,32 +64,48 @@ void BM_SaveRun(benchmark::State& state) {
 BENCHMARK(BM_SaveRun)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 // What the recorder pays once a second at 1 kHz: a commit of 1000 new
-// samples (a few of them on new stacks) and the small mutable tables.
-void BM_CommitOneSecond(benchmark::State& state) {
+// samples (a few of them on new stacks) and the small mutable tables, with
+// `max_bytes` (record --max-size) the check and, once the file is over it,
+// the trims: the recorder's loop, samples released after each commit.
+void commit_seconds(benchmark::State& state, uint64_t max_bytes) {
   Run run = make_sampled_run(1000, 1);
   run.add_process(1, "python train.py", 0);
   run.add_thread(1, 1, "MainThread");
   auto path = std::filesystem::temp_directory_path() / "stepscope-bench-commit.db";
   {
     RunWriter writer(path.string());
+    if (max_bytes > 0) writer.limit_size(max_bytes);
     writer.commit(run);
+    writer.release_written(run);
     int64_t second = 1;
+    StackId stack = StackTree::kRoot;
     for (auto _ : state) {
       for (int i = 0; i < 1000; ++i) {
-        const StackId stack = i % 100 == 0 ? run.stacks.push(StackTree::kRoot, run.intern_frame(
-                                                 "new" + std::to_string(second), "x.py", i))
-                                           : run.samples.back().stack;
-        run.samples.push_back({second * 1'000'000'000 + i * 1'000'000, 1, 1, stack,
-                               ThreadState::kRunning});
+        if (i % 100 == 0 || stack == StackTree::kRoot) {
+          stack = run.stacks.push(StackTree::kRoot, run.intern_frame("new" + std::to_string(second), "x.py", i));
+        }
+        run.samples.push_back({second * 1'000'000'000 + i * 1'000'000, 1, 1, stack, ThreadState::kRunning});
       }
       writer.commit(run);
+      writer.trim_to_limit(run);
+      writer.release_written(run);
       ++second;
     }
   }
   std::filesystem::remove(path);
   state.SetItemsProcessed(state.iterations() * 1000);
+  if (auto trimmed = run.metadata_int("trimmed_samples")) {
+    state.counters["trimmed_share"] = static_cast<double>(*trimmed) / static_cast<double>(state.iterations() * 1000);
+  }
 }
+
+void BM_CommitOneSecond(benchmark::State& state) { commit_seconds(state, 0); }
 BENCHMARK(BM_CommitOneSecond)->Unit(benchmark::kMicrosecond);
+
+// The same under --max-size 1M, the least: the file reaches it after about
+// a thousand seconds of this load, then trims every few hundred commits.
+void BM_CommitOneSecondUnderMaxSize(benchmark::State& state) { commit_seconds(state, uint64_t{1} << 20); }
+BENCHMARK(BM_CommitOneSecondUnderMaxSize)->Unit(benchmark::kMicrosecond)->MinTime(3);
 
 // What each recording pays once at its start: the run file removed and
 // created anew with its schema (written without a journal or syncs).
