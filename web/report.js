@@ -551,10 +551,31 @@
 
   // --- the page -------------------------------------------------------------
 
+  // "1 MiB", "500 MiB", "2 GiB": how record --max-size's limit was given.
+  function byteSize(bytes) {
+    const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let value = bytes, unit = 0;
+    while (value >= 1024 && unit + 1 < units.length) { value /= 1024; unit++; }
+    return (Number.isInteger(value) ? String(value) : value.toFixed(1)) + " " + units[unit];
+  }
+
+  // A run that record --max-size trimmed says what it no longer holds, as the text report's header does.
+  function renderTrimmed(trimmed) {
+    if (!trimmed) return;
+    const what = trimmed.dropped_seconds != null
+      ? `the recording's first ${Number(trimmed.dropped_seconds).toFixed(1)} s`
+      : `the data before ${trimmed.before_ns} ns`;
+    const p = byId("trimmed");
+    p.textContent = `trimmed to ${byteSize(trimmed.max_size_bytes)} (--max-size): ${what} dropped ` +
+      `(${trimmed.samples} samples, ${trimmed.spans} spans, ${trimmed.counter_values} counter values)`;
+    p.hidden = false;
+  }
+
   function main() {
     const data = JSON.parse(byId("stepscope-data").textContent);
     const report = data.report || {};
     byId("source").textContent = String(report.source ?? "");
+    renderTrimmed(report.trimmed);
     safely("verdict-section", () => renderVerdict(report));
     safely("steps-section", () => renderSteps(data));
     safely("ranks-section", () => renderRanks(report));

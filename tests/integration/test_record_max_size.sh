@@ -1,6 +1,6 @@
 # record --max-size: a recording that outgrows its 1 MiB limit several times keeps its file near the limit
 # all along, holds its newest data (the steps and samples from where it was trimmed to the end), and says what
-# it dropped (the summary, the text report's header, report --json's `trimmed`); windows count from its oldest
+# it dropped (the summary, the text and HTML reports' headers, report --json's `trimmed`); windows count from its oldest
 # kept data; a bad size is a usage error before the command starts.
 source "$(dirname "$0")/lib.sh"
 export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
@@ -66,6 +66,13 @@ end = max(p["end_ns"] for p in report["processes"])
 last = per_step[-1]["start_ns"] + per_step[-1]["time_ns"]
 assert 0 <= end - last < 1e9, (end, last)
 PYEOF
+
+# The HTML report says it too, in its header.
+[ -d "$STEPSCOPE_REPO/node_modules/playwright-core" ] || fail "node_modules missing: run scripts/setup"
+[ -x /usr/bin/chromium ] || fail "/usr/bin/chromium missing: run scripts/setup"
+expect_status 0 "$STEPSCOPE" report run.db --html run.html
+node "$STEPSCOPE_REPO/tests/integration/report_html_check.mjs" run.html --sections steps,flame \
+  --text "trimmed to 1 MiB (--max-size): the recording's first" > html.json || fail "the HTML page: $(cat html.json)"
 
 # Windows count from the oldest data kept; one before it says the run was trimmed.
 expect_status 0 "$STEPSCOPE" report --json run.db --window 0:1
