@@ -26,4 +26,13 @@ void expect_same_rows(const std::vector<Row>& expected, const std::vector<Row>& 
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_TRUE(fields(expected[i]) == fields(actual[i])) << table << i;
 }
 
+// The rows the run file holds in bulk: samples, spans, flows, counter tracks and values.
+inline void expect_same_data(const Run& expected, const Run& actual) {
+  expect_same_rows(expected.samples, actual.samples, "samples");
+  expect_same_rows(expected.spans, actual.spans, "spans");
+  expect_same_rows(expected.flows, actual.flows, "flows");
+  expect_same_rows(expected.counter_tracks, actual.counter_tracks, "counter_tracks");
+  expect_same_rows(expected.counter_values, actual.counter_values, "counter_values");
+}
+
 }  // namespace stepscope::test

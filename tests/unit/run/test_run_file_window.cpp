@@ -16,7 +16,6 @@ namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
-using test::expect_same_rows;
 constexpr int64_t kMs = 1'000'000;
 
 // Twenty seconds of two threads sampled every millisecond (many sample
@@ -67,10 +66,7 @@ class RunFileWindowTest : public ::testing::Test {
     stepscope::Run expected = load_run(file_);
     keep_window(expected, window);
     stepscope::Run actual = RunFileReader(file_).load(window);
-    expect_same_rows(expected.samples, actual.samples, "samples");
-    expect_same_rows(expected.spans, actual.spans, "spans");
-    expect_same_rows(expected.flows, actual.flows, "flows");
-    expect_same_rows(expected.counter_values, actual.counter_values, "counter_values");
+    test::expect_same_data(expected, actual);
     EXPECT_EQ(expected.metadata, actual.metadata);
     EXPECT_EQ(expected.processes, actual.processes);
     EXPECT_EQ(expected.threads, actual.threads);

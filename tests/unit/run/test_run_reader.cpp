@@ -23,7 +23,6 @@ namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
-using test::expect_same_rows;
 
 constexpr const char* kMangledGemm = "_Z4gemmPfS_i";
 constexpr const char* kMangledRelu = "_ZN2at4reluEPKfPfi";
@@ -74,11 +73,7 @@ void expect_same_run(const Run& expected, const Run& actual) {
   ASSERT_EQ(expected.strings.size(), actual.strings.size());
   for (StringId i = 0; i < expected.strings.size(); ++i) EXPECT_EQ(expected.strings.get(i), actual.strings.get(i));
   EXPECT_EQ(expected.stacks.size(), actual.stacks.size());
-  expect_same_rows(expected.samples, actual.samples, "samples");
-  expect_same_rows(expected.spans, actual.spans, "spans");
-  expect_same_rows(expected.flows, actual.flows, "flows");
-  expect_same_rows(expected.counter_tracks, actual.counter_tracks, "counter_tracks");
-  expect_same_rows(expected.counter_values, actual.counter_values, "counter_values");
+  test::expect_same_data(expected, actual);
   EXPECT_EQ(expected.processes, actual.processes);
   EXPECT_EQ(expected.threads, actual.threads);
 }

@@ -23,7 +23,7 @@ namespace stepscope {
 namespace {
 
 namespace fs = std::filesystem;
-using test::expect_same_rows;
+using test::expect_same_data;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kCommitNs = 100 * kMs;  // a commit's share of the recording
@@ -84,14 +84,6 @@ stepscope::Run new_run() {
     run.counter_tracks.push_back({run.strings.intern(name), 10, run.strings.intern("units")});
   }
   return run;
-}
-
-
-void expect_same_data(const stepscope::Run& expected, const stepscope::Run& actual) {
-  expect_same_rows(expected.samples, actual.samples, "samples");
-  expect_same_rows(expected.spans, actual.spans, "spans");
-  expect_same_rows(expected.flows, actual.flows, "flows");
-  expect_same_rows(expected.counter_values, actual.counter_values, "counter_values");
 }
 
 std::map<std::string, std::string> without_trimming(std::map<std::string, std::string> metadata) {
