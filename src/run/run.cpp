@@ -1,7 +1,8 @@
 #include "run/run.hpp"
 
 #include <array>
-#include <charconv>
+
+#include "util/whole_number.hpp"
 
 namespace stepscope {
 
@@ -85,11 +86,7 @@ const Thread* Run::find_thread(int64_t pid, int64_t tid) const {
 std::optional<int64_t> Run::metadata_int(const std::string& key) const {
   auto found = metadata.find(key);
   if (found == metadata.end()) return std::nullopt;
-  const std::string& text = found->second;
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
+  return whole_number(found->second);
 }
 
 std::optional<int64_t> Run::sample_period_ns() const {

@@ -3,7 +3,6 @@
 // download), so every id is checked before the Run is handed to analyses
 // that index with it.
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <exception>
 #include <filesystem>
@@ -20,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "run/run_file.hpp"
+#include "run/metadata_table.hpp"
 #include "run/run_schema.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
@@ -70,13 +70,6 @@ struct TableRanges {
 
 constexpr int64_t kEarliest = std::numeric_limits<int64_t>::min();
 constexpr int64_t kLatest = std::numeric_limits<int64_t>::max();
-
-std::optional<int64_t> whole_number(std::string_view text) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // Runs each task, the last on the calling thread and the others on threads
 // of their own, and returns once all have finished: each task's exception,
@@ -178,17 +171,7 @@ class RunFileReader::Reader {
   // trimmed_before_ns on: its rows that lie before it, left in the file in
   // runs of rows that reach past it, are read as trimmed too, so that it
   // reads as a window from there would.
-  std::optional<int64_t> read_trimmed_before() {
-    SqliteStatement select(db_, "SELECT value FROM metadata WHERE key = ?");
-    if (!select.bind_text(1, trim_keys::kTrimmedBeforeNs).step()) return std::nullopt;
-    std::string text = select.column_text(0);
-    std::optional<int64_t> before = whole_number(text);
-    if (!before) {
-      throw InputError(fmt::format("{}: table metadata: {} is \"{}\", not a time in ns", db_.path(),
-                                   trim_keys::kTrimmedBeforeNs, text));
-    }
-    return before;
-  }
+  std::optional<int64_t> read_trimmed_before() { return metadata_table_int(db_, trim_keys::kTrimmedBeforeNs); }
 
   // A recorder that trims its file while another process reads it deletes
   // rows under the read: an error saying so, not a run missing them.

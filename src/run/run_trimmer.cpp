@@ -1,7 +1,6 @@
 #include "run/run_trimmer.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -9,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "run/metadata_table.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
@@ -40,25 +40,13 @@ struct PastTrims {
   Dropped dropped;
 };
 
-std::optional<int64_t> metadata_int(SqliteDb& db, const char* key) {
-  SqliteStatement select(db, "SELECT value FROM metadata WHERE key = ?");
-  if (!select.bind_text(1, key).step()) return std::nullopt;
-  std::string text = select.column_text(0);
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    throw InputError(fmt::format("{}: table metadata: {} is \"{}\", not a whole number", db.path(), key, text));
-  }
-  return value;
-}
-
 PastTrims past_trims(SqliteDb& db) {
   PastTrims past;
-  past.before_ns = metadata_int(db, trim_keys::kTrimmedBeforeNs);
-  past.dropped.samples = metadata_int(db, trim_keys::kSamples).value_or(0);
-  past.dropped.spans = metadata_int(db, trim_keys::kSpans).value_or(0);
-  past.dropped.flows = metadata_int(db, trim_keys::kFlows).value_or(0);
-  past.dropped.counter_values = metadata_int(db, trim_keys::kCounterValues).value_or(0);
+  past.before_ns = metadata_table_int(db, trim_keys::kTrimmedBeforeNs);
+  past.dropped.samples = metadata_table_int(db, trim_keys::kSamples).value_or(0);
+  past.dropped.spans = metadata_table_int(db, trim_keys::kSpans).value_or(0);
+  past.dropped.flows = metadata_table_int(db, trim_keys::kFlows).value_or(0);
+  past.dropped.counter_values = metadata_table_int(db, trim_keys::kCounterValues).value_or(0);
   return past;
 }
 

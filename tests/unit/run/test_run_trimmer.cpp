@@ -302,7 +302,7 @@ TEST_F(RunTrimmerTest, AFileMissingRowsIsStillRefused) {
            Case{true, "DELETE FROM sample_blocks WHERE id = (SELECT min(id) + 1 FROM sample_blocks)",
                 "table sample_blocks row"},
            Case{true, "UPDATE metadata SET value = 'soon' WHERE key = 'trimmed_before_ns'",
-                "trimmed_before_ns is \"soon\", not a time in ns"},
+                "trimmed_before_ns is \"soon\", not a whole number"},
        }) {
     SCOPED_TRACE(c.sql);
     record(kCommits / 2);
