@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "analyses/diagnosis/facts.hpp"
 #include "analyses/diagnosis/rank_straggler.hpp"
 #include "analyses/spans/span_index.hpp"
 
@@ -55,8 +54,7 @@ std::optional<Diagnosis> diagnose_as_primary(const DiagnosisInput& input, int64_
   auto found = std::find_if(processes.begin(), processes.end(), [&](const ProcessSteps& p) { return p.pid == pid; });
   if (found == processes.end()) return std::nullopt;
   StepsAnalysis alone = with_primary(input.steps, static_cast<size_t>(found - processes.begin()));
-  return diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads,
-                   input.run_facts});
+  return diagnose({input.run, alone, input.processes, input.gpu, input.host_spans, input.launches, input.threads});
 }
 
 // What the diagnosis of a run reads beside the Run, built side by side.
@@ -133,16 +131,13 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
     report.steps = analyze_steps(run, {}, launches->profiler_steps(), host_spans->census());
     report.processes = summarize_processes(run, host_spans->census());
   });
-  std::optional<RunFacts> run_facts;  // the primary's diagnosis and the waited-for rank's share them
   work.add([&] {
     work.wait_for(host_spans_built);
     work.wait_for(launches_built);
     work.wait_for(steps_done);
     work.wait_for(gpu_done);
-    DiagnosisInput input{run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches,
-                         threads};
-    input.run_facts = &run_facts.emplace(input);
-    report.diagnosis = diagnose(input);
+    report.diagnosis =
+        diagnose({run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches, threads});
   });
   // The only analysis that fails on its input (samples without a period):
   // those before it cannot, so its error stays the one a broken run gives.
@@ -159,9 +154,9 @@ Report build_report(const Run& run, const std::string& source, const ProfileOpti
   report.rank_diagnoses.push_back({rank_label(report.gpu.ranks.front()), report.diagnosis});
   add_job_ranks(report.job, ranks_of(run, report.steps, report.diagnosis, source));
   if (JobRank* waited_for = undiagnosed_waited_for(report.job)) {
-    waited_for->own = diagnose_as_primary({run, report.steps, report.processes, &report.gpu.ranks.front(),
-                                           &*host_spans, &*launches, threads, &*run_facts},
-                                          waited_for->steps.pid);
+    waited_for->own = diagnose_as_primary(
+        {run, report.steps, report.processes, &report.gpu.ranks.front(), &*host_spans, &*launches, threads},
+        waited_for->steps.pid);
   }
   diagnose_stragglers(report.diagnosis, report.job);
   return report;

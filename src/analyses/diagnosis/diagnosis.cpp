@@ -91,10 +91,8 @@ Diagnosis diagnose(const DiagnosisInput& given) {
   std::optional<HostSpansByThread> own;
   DiagnosisInput input = given;
   if (!input.host_spans) input.host_spans = &own.emplace(input.run);
-  std::optional<RunFacts> own_facts;
-  if (!input.run_facts) input.run_facts = &own_facts.emplace(input);
   Diagnosis out;
-  DiagnosisFacts facts = gather_diagnosis_facts(input, *input.run_facts);
+  DiagnosisFacts facts = gather_diagnosis_facts(input);
   // Each rule is a pure function of the input and the facts. Added in their
   // order, so that of rules that fail, the first one's error is the error
   // (as one after another), and their findings kept in that order.

@@ -22,7 +22,6 @@
 namespace stepscope {
 
 class HostSpansByThread;  // analyses/spans/span_index.hpp
-class RunFacts;           // analyses/diagnosis/facts.hpp
 
 enum class Severity { kLow, kMedium, kHigh };
 const char* severity_name(Severity severity);
@@ -65,9 +64,6 @@ struct DiagnosisInput {
   // the report's last analysis, which the others' threads would otherwise
   // watch. The findings are the same on any number.
   size_t threads = 1;
-  // The facts every process of `run` shares, when the caller diagnoses several
-  // (report's ranks); null: diagnose gathers them.
-  const RunFacts* run_facts = nullptr;
 };
 
 struct Diagnosis {

@@ -24,6 +24,39 @@ bool is_number(std::string_view text) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
+// Counter values grouped by track, read once.
+class Counters {
+ public:
+  explicit Counters(const Run& run) : run_(run), values_(run.counter_tracks.size()) {
+    for (const CounterValue& v : run.counter_values) {
+      if (v.track < values_.size()) values_[v.track].push_back(&v);
+    }
+  }
+
+  const std::string& name(CounterTrackId track) const { return run_.strings.get(run_.counter_tracks[track].name); }
+  int64_t pid(CounterTrackId track) const { return run_.counter_tracks[track].pid; }
+  size_t tracks() const { return values_.size(); }
+  const std::vector<const CounterValue*>& values(CounterTrackId track) const { return values_[track]; }
+
+  // The mean and max of one track inside [start, end); nullopt without values there.
+  std::optional<std::pair<double, double>> mean_max(CounterTrackId track, int64_t start, int64_t end) const {
+    double sum = 0, most = 0;
+    size_t n = 0;
+    for (const CounterValue* v : values_[track]) {
+      if (v->ts_ns < start || v->ts_ns >= end) continue;
+      sum += v->value;
+      most = n == 0 ? v->value : std::max(most, v->value);
+      ++n;
+    }
+    if (n == 0) return std::nullopt;
+    return std::make_pair(sum / static_cast<double>(n), most);
+  }
+
+ private:
+  const Run& run_;
+  std::vector<std::vector<const CounterValue*>> values_;
+};
+
 // "cpu.3.percent" -> true; "cpu.total.percent" -> false.
 bool is_core_track(std::string_view name) {
   if (name.rfind("cpu.", 0) != 0 || name.size() < 13 || name.substr(name.size() - 8) != ".percent") return false;
@@ -41,7 +74,7 @@ std::optional<int> gpu_index(std::string_view name, std::string_view quantity) {
   return std::stoi(std::string(index));
 }
 
-void gather_cpu(const CountersByTrack& c, DiagnosisFacts& f) {
+void gather_cpu(const Counters& c, DiagnosisFacts& f) {
   std::map<int64_t, double> idle_by_ts;
   size_t cores = 0;
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
@@ -61,7 +94,7 @@ void gather_cpu(const CountersByTrack& c, DiagnosisFacts& f) {
   f.idle_cores = sum / static_cast<double>(idle_by_ts.size());
 }
 
-void gather_process_cpu(const CountersByTrack& c, DiagnosisFacts& f) {
+void gather_process_cpu(const Counters& c, DiagnosisFacts& f) {
   std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     if (c.name(t) != "process.cpu_percent") continue;
@@ -73,7 +106,7 @@ void gather_process_cpu(const CountersByTrack& c, DiagnosisFacts& f) {
   }
 }
 
-void gather_disks(const CountersByTrack& c, DiagnosisFacts& f) {
+void gather_disks(const Counters& c, DiagnosisFacts& f) {
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     const std::string& name = c.name(t);
     constexpr std::string_view kSuffix = ".util_percent";
@@ -112,7 +145,7 @@ void gather_available(const PerPoll& available, const PerPoll& limit, const PerP
   }
 }
 
-void gather_allocator_peaks(const CountersByTrack& c, const std::map<int, double>& capacities, DiagnosisFacts& f) {
+void gather_allocator_peaks(const Counters& c, const std::map<int, double>& capacities, DiagnosisFacts& f) {
   std::map<std::pair<int64_t, int>, DiagnosisFacts::AllocatorPeak> peaks;
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     for (std::string_view quantity : {"allocated_bytes", "reserved_bytes"}) {
@@ -137,7 +170,7 @@ void gather_allocator_peaks(const CountersByTrack& c, const std::map<int, double
 }
 
 // Memory is about the whole run: a peak outside the steady window counts.
-void gather_memory(const Run& run, const CountersByTrack& c, DiagnosisFacts& f) {
+void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   PerPoll used, available, tree_rss, cgroup_limit, working_set;
   const std::map<std::string_view, PerPoll*> sums = {
       {"memory.used_bytes", &used},
@@ -171,52 +204,36 @@ void gather_memory(const Run& run, const CountersByTrack& c, DiagnosisFacts& f) 
   gather_allocator_peaks(c, device_memory_capacities(run), f);
 }
 
-// Of a thread's hook spans (RunFacts::hook_spans), those of `kinds`, sorted by start.
-Intervals thread_spans(const Run& run, const std::vector<SpanId>& ids, std::initializer_list<SpanKind> kinds) {
+// The spans of `kinds` on thread (pid, tid), sorted by start: rare kinds,
+// which the census lists.
+Intervals thread_spans(const Run& run, const SpanCensus& census, std::initializer_list<SpanKind> kinds, int64_t pid,
+                       int64_t tid) {
   Intervals out;
-  for (SpanId id : ids) {
-    const Span& s = run.spans[id];
-    if (std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end()) out.push_back({s.start_ns, s.end_ns});
+  for (SpanKind kind : kinds) {
+    for (SpanId id : census.ids(kind)) {
+      const Span& s = run.spans[id];
+      if (s.pid == pid && s.tid == tid) out.push_back({s.start_ns, s.end_ns});
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-// The worker processes: those that ran batches (their "worker_batch" markers).
-std::vector<int64_t> worker_pids(const Run& run, const SpanCensus& census) {
-  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
-  std::set<int64_t> workers;
-  for (SpanId id : census.ids(SpanKind::kOther)) {
-    if (worker_batch[run.spans[id].name]) workers.insert(run.spans[id].pid);
-  }
-  return {workers.begin(), workers.end()};
-}
-
-// What gather_samples reads of any primary: each step thread's samples, and
-// the workers' on a CPU or disk. (A worker's step thread, were a process both,
-// would need all.)
-SamplesByThread::Wanted wanted_threads(const StepsAnalysis& steps, const std::vector<int64_t>& workers) {
-  std::set<std::pair<int64_t, int64_t>> step_threads;
-  for (const ProcessSteps& p : steps.processes) {
-    if (!p.steps.empty()) step_threads.insert({p.pid, p.steps.back().tid});
-  }
-  std::set<int64_t> worker_set(workers.begin(), workers.end());
-  return [step_threads = std::move(step_threads), worker_set = std::move(worker_set)](int64_t pid, int64_t tid) {
-    if (step_threads.count({pid, tid})) return WantedSamples::kAll;
-    return worker_set.count(pid) ? WantedSamples::kNotIdle : WantedSamples::kNone;
-  };
-}
-
-// The main thread's data waits and measured phases, and its GC pauses and evaluations.
-void gather_spans(const Run& run, const std::vector<SpanId>& hook_spans, DiagnosisFacts& f) {
-  f.main_data_waits = thread_spans(run, hook_spans, {SpanKind::kDataWait});
+// The main thread's data waits and measured phases, the worker processes
+// (their "worker_batch" markers), and the main thread's GC pauses and evaluations.
+void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
+  f.main_data_waits = thread_spans(run, census, {SpanKind::kDataWait}, f.primary->pid, f.main_tid);
   f.main_phases = merge_unsorted(thread_spans(
-      run, hook_spans, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer}));
+      run, census, {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer},
+      f.primary->pid, f.main_tid));
+  std::vector<bool> worker_batch = strings_equal_to(run.strings, "worker_batch");
   std::vector<bool> gc_pause = strings_equal_to(run.strings, "gc_pause");
   std::vector<bool> evaluation = strings_equal_to(run.strings, "evaluation");
-  for (SpanId id : hook_spans) {
+  std::set<int64_t> workers;
+  for (SpanId id : census.ids(SpanKind::kOther)) {
     const Span& s = run.spans[id];
-    if (s.kind != SpanKind::kOther) continue;
+    if (worker_batch[s.name]) workers.insert(s.pid);
+    if (s.pid != f.primary->pid || s.tid != f.main_tid) continue;
     if (evaluation[s.name]) f.main_evaluations.push_back({s.start_ns, s.end_ns});
     int64_t ns = std::min(s.end_ns, f.window_end_ns) - std::max(s.start_ns, f.window_start_ns);
     if (ns < 0 || !gc_pause[s.name]) continue;
@@ -225,31 +242,26 @@ void gather_spans(const Run& run, const std::vector<SpanId>& hook_spans, Diagnos
     f.gc_pause_ns += ns;
     f.gc_longest_ns = std::max(f.gc_longest_ns, ns);
   }
+  f.worker_pids.assign(workers.begin(), workers.end());
   f.main_gc_pauses = merge_unsorted(std::move(f.main_gc_pauses));
   f.main_evaluations = merge_unsorted(std::move(f.main_evaluations));
 }
 
-// The step thread's samples in the window, then the workers' (a thread of the
-// primary's own process counts as a worker's only when that process ran batches).
-void gather_samples(const SamplesByThread& samples, DiagnosisFacts& f) {
+void gather_samples(const Run& run, DiagnosisFacts& f) {
+  if (run.samples.empty()) return;
   const Intervals& waits = f.main_data_waits;
-  for (uint32_t i : samples.of_thread(f.primary->pid, f.main_tid, f.window_start_ns, f.window_end_ns)) {
-    const Sample& s = samples.sample(i);
-    f.step_samples.push_back(&s);
-    if (covers(waits, s.ts_ns)) {
-      ++f.data_wait_samples;
-      f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
-    }
-  }
-  for (int64_t pid : f.worker_pids) {
-    for (int64_t tid : samples.threads_of(pid)) {
-      if (pid == f.primary->pid && tid == f.main_tid) continue;
-      for (uint32_t i : samples.of_thread(pid, tid, f.window_start_ns, f.window_end_ns)) {
-        const Sample& s = samples.sample(i);
-        if (s.state == ThreadState::kIdle) continue;  // a step thread's, were a worker's process one
-        ++f.worker_busy_samples;
-        f.worker_disk_samples += s.state == ThreadState::kDiskWait;
+  std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  for (const Sample& s : run.samples) {
+    if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
+    if (s.pid == f.primary->pid && s.tid == f.main_tid) {
+      f.step_samples.push_back(&s);
+      if (covers(waits, s.ts_ns)) {
+        ++f.data_wait_samples;
+        f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
       }
+    } else if (workers.count(s.pid) && s.state != ThreadState::kIdle) {
+      ++f.worker_busy_samples;
+      f.worker_disk_samples += s.state == ThreadState::kDiskWait;
     }
   }
 }
@@ -287,28 +299,11 @@ double DiagnosisFacts::sample_share(uint64_t samples) const {
   return step_samples.empty() ? 0 : static_cast<double>(samples) / static_cast<double>(step_samples.size());
 }
 
-RunFacts::RunFacts(const DiagnosisInput& input) : counters_(input.run) {
-  std::optional<SpanCensus> own;
-  const SpanCensus& census = input.host_spans ? input.host_spans->census() : own.emplace(input.run);
-  whole_run_.worker_pids = worker_pids(input.run, census);
-  samples_.emplace(input.run, wanted_threads(input.steps, whole_run_.worker_pids));
-  for (SpanKind kind : {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer,
-                        SpanKind::kOther}) {
-    for (SpanId id : census.ids(kind)) hook_spans_[{input.run.spans[id].pid, input.run.spans[id].tid}].push_back(id);
-  }
-  for (auto& [thread, ids] : hook_spans_) std::sort(ids.begin(), ids.end());  // in trace order
-  whole_run_.device_busy = device_busy(input);
-  gather_memory(input.run, counters_, whole_run_);
-}
-
-const std::vector<SpanId>& RunFacts::hook_spans(int64_t pid, int64_t tid) const {
-  static const std::vector<SpanId> kNone;
-  auto found = hook_spans_.find({pid, tid});
-  return found == hook_spans_.end() ? kNone : found->second;
-}
-
-DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFacts& run_facts) {
-  DiagnosisFacts f = run_facts.whole_run();
+DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input) {
+  DiagnosisFacts f;
+  f.device_busy = device_busy(input);
+  Counters counters(input.run);
+  gather_memory(input.run, counters, f);
   if (input.steps.empty()) return f;
   const ProcessSteps& p = input.steps.processes[input.steps.primary];
   if (p.steps.empty()) return f;
@@ -318,11 +313,15 @@ DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFact
   f.window_start_ns = p.steps[first].start_ns;
   f.window_end_ns = p.steps.back().end_ns;
   for (size_t i = first; i < p.steps.size(); ++i) f.steady_ns += p.steps[i].time_ns();
-  gather_spans(input.run, run_facts.hook_spans(p.pid, f.main_tid), f);
-  gather_cpu(run_facts.counters(), f);
-  gather_process_cpu(run_facts.counters(), f);
-  gather_disks(run_facts.counters(), f);
-  gather_samples(run_facts.samples(), f);
+  if (input.host_spans) {  // diagnose sees to it
+    gather_spans(input.run, input.host_spans->census(), f);
+  } else {
+    gather_spans(input.run, SpanCensus(input.run), f);
+  }
+  gather_cpu(counters, f);
+  gather_process_cpu(counters, f);
+  gather_disks(counters, f);
+  gather_samples(input.run, f);
   return f;
 }
 

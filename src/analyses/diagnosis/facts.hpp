@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/diagnosis/counters_by_track.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
-#include "analyses/samples_by_thread.hpp"
 #include "analyses/spans/intervals.hpp"
 
 namespace stepscope {
@@ -100,31 +98,7 @@ struct DiagnosisFacts {
   double sample_share(uint64_t samples) const;
 };
 
-// What the facts of every process of one run share, whichever is the primary:
-// the counters by track, the samples and the hooks' spans by thread, and the
-// facts of the whole run (device activity, memory, the DataLoader workers). Gathered once: a
-// report diagnoses each rank of a run that others may wait for as if it were
-// the primary, eight times in a run of eight ranks.
-class RunFacts {
- public:
-  explicit RunFacts(const DiagnosisInput& input);
-
-  const CountersByTrack& counters() const { return counters_; }
-  const SamplesByThread& samples() const { return *samples_; }
-  // The hooks' spans of a thread (data waits, phases, and markers of kind
-  // other: the census' rare kinds but steps), in trace order.
-  const std::vector<SpanId>& hook_spans(int64_t pid, int64_t tid) const;
-  // Only device_busy, the memory facts and worker_pids are filled.
-  const DiagnosisFacts& whole_run() const { return whole_run_; }
-
- private:
-  CountersByTrack counters_;
-  std::optional<SamplesByThread> samples_;  // made once the workers are known
-  std::map<std::pair<int64_t, int64_t>, std::vector<SpanId>> hook_spans_;
-  DiagnosisFacts whole_run_;
-};
-
-DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input, const RunFacts& run_facts);
+DiagnosisFacts gather_diagnosis_facts(const DiagnosisInput& input);
 
 // The steps a trace's rules look inside, by start: the steps analysis's
 // steady steps (hooks, or a trace's complete ProfilerStep#N ranges), else
