@@ -56,8 +56,8 @@ size_t GzipDecoder::read(char* destination, size_t count, const Fill& fill) {
 void GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill, size_t& produced) {
   inflate_state& state = *state_;
   while (produced < count && !finished_) {
-    if (state.avail_in == 0 && !refill(fill)) {
-      if (in_member_) fail("the data is truncated");
+    if (state.avail_in == 0 && !input_ended_ && !refill(fill)) input_ended_ = true;
+    if (input_ended_ && !in_member_) {
       finished_ = true;
       break;
     }
@@ -68,7 +68,8 @@ void GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill
     uint32_t in_before = state.avail_in;
     int status = isal_inflate(&state);
     consumed_ += in_before - state.avail_in;
-    produced += out_chunk - state.avail_out;
+    size_t out = out_chunk - state.avail_out;
+    produced += out;
     if (status < 0 || status == ISAL_NEED_DICT) {
       fail(fmt::format("{} (near compressed byte {})", inflate_error_text(status), consumed_));
     }
@@ -76,6 +77,8 @@ void GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill
       // ISA-L gives back what it read past the trailer: the next member.
       in_member_ = false;
       isal_inflate_reset(&state);
+    } else if (input_ended_ && out == 0) {
+      fail("the data is truncated");
     }
   }
 }

@@ -48,6 +48,9 @@ class GzipDecoder {
   uint64_t consumed_ = 0;                 // compressed bytes taken in, for error offsets
   std::exception_ptr pending_error_;      // a corruption found after bytes a read returned
   bool in_member_ = false;
+  // The source has ended; ISA-L may still hold inflated bytes in its own
+  // buffer, and they come out before "truncated", whatever the read sizes.
+  bool input_ended_ = false;
   bool finished_ = false;
 };
 
