@@ -23,6 +23,7 @@ before a change) as a fourth setting of the same rounds.
 import argparse
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -95,6 +96,19 @@ if mode == "steps":
     sys.exit(0)
 
 from stepscope import _torch_hooks as hooks
+if mode == "alternate":
+    # Installed once; every Hook turned on and off step by step (on, off, off, on, ...).
+    switches = [h for h in vars(hooks).values() if isinstance(h, hooks.Hook)]
+    hooks.install(torch)
+    run(50)  # the forward roots found and wrapped, the global module hooks off
+    times = {"bare": [], "hooks": []}
+    for r in range(int(sys.argv[4])):
+        for setting in (("hooks", "bare") if r % 2 == 0 else ("bare", "hooks")):
+            for h in switches:
+                h.on = setting == "hooks"
+            times[setting] += run(1)
+    print("RESULT " + json.dumps(times))
+    sys.exit(0)
 rounds, block = int(sys.argv[4]), int(sys.argv[5])
 blocks = {"bare": [], "hooks": []}
 for r in range(rounds):
@@ -152,6 +166,37 @@ def in_process(args, loop, hooked):
           " step in 100 on average, %+.1f us a step" % (statistics.median(discovery), statistics.median(discovery) / 100))
 
 
+def alternating(args, loop, hooked):
+    """Steps with the hooks on and off in turn: the machine's drifts, which move a block
+    of steps by more than the hooks cost on this VM, hit both settings alike."""
+    times = run(loop + ["alternate", str(args.rounds)], hooked)
+    bare, hooked_steps = ([1e6 * t for t in times[name]] for name in ("bare", "hooks"))
+    print("in one process: %d steps each way, on and off in turn (the Hooks' switches, installed"
+          " once), model %s" % (args.rounds, args.model))
+    print("%-7s %10s %16s" % ("setting", "median ms", "trimmed mean ms"))
+    for name, values in (("bare", bare), ("hooks", hooked_steps)):
+        print("%-7s %10.4f %16.4f" % (name, statistics.median(values) / 1e3, trimmed_mean(values) / 1e3))
+    for stat in (statistics.median, trimmed_mean):
+        cost = stat(hooked_steps) - stat(bare)
+        low, high = bootstrap_interval(bare, hooked_steps, stat)
+        print("hooks' cost per step, %-13s %+7.1f us (%+.2f%% of the bare median); 90%% bootstrap interval"
+              " %+.1f, %+.1f us" % (stat.__name__ + ":", cost, 100 * cost / statistics.median(bare), low, high))
+
+
+def trimmed_mean(values, cut=0.1):
+    """The mean of the middle 80 %: the VM's stalls of many ms left out, as the median does."""
+    ordered = sorted(values)
+    k = int(len(ordered) * cut)
+    return statistics.mean(ordered[k:len(ordered) - k])
+
+
+def bootstrap_interval(bare, hooked, stat, resamples=200, seed=1):
+    rng = random.Random(seed)
+    costs = sorted(stat(rng.choices(hooked, k=len(hooked))) - stat(rng.choices(bare, k=len(bare)))
+                   for _ in range(resamples))
+    return costs[int(0.05 * resamples)], costs[int(0.95 * resamples) - 1]
+
+
 def quartiles(values):
     q = statistics.quantiles(values, n=4)
     return q[0], q[2]
@@ -191,6 +236,8 @@ def main():
     p.add_argument("--rounds", type=int, default=200)
     p.add_argument("--block", type=int, default=13, help="steps in each block (in one process)")
     p.add_argument("--processes", action="store_true", help="whole processes, with the sampler too")
+    p.add_argument("--alternate", action="store_true",
+                   help="in one process, the hooks on and off step by step (--rounds: steps each way)")
     p.add_argument("--steps", type=int, default=400, help="steps of each process (--processes)")
     p.add_argument("--baseline", help="another checkout's python/ directory, as a fourth setting (--processes)")
     args = p.parse_args()
@@ -208,6 +255,8 @@ def main():
     loop = [args.python, "-c", LOOP, args.model, str(args.width)]
     if args.processes:
         whole_processes(args, loop, base, hooked, tmp)
+    elif args.alternate:
+        alternating(args, loop, hooked)
     else:
         in_process(args, loop, hooked)
     stop.set()

@@ -13,9 +13,7 @@ STEPSCOPE_CHANNEL), and neither needs torch. Once step() is called in a process,
 alone ends steps there (optimizer steps no longer do).
 """
 
-import threading
-
-from . import _channel
+from . import _channel, _threads
 from ._hook import Hook
 
 __all__ = ["step", "range"]
@@ -69,7 +67,6 @@ def _note_activity(ts):
 def _send_range(name, start, end):
     channel = _channel.get()
     if channel is not None:
-        channel.send("R %d %d %d %s" % (threading.get_native_id(), start, end,
-                                        _channel.clean_name(name)))
+        channel.send("R %d %d %d %s" % (_threads.current().tid, start, end, _channel.clean_name(name)))
 
 

@@ -19,12 +19,19 @@ segment that ran a forward and is closed by the next batch (or by the exit) inst
 trained nothing: it is sent as one evaluation span. A segment of batches alone stays
 open, so a loader that fetches a batch ahead (Lightning, accelerate) still counts it.
 With explicit steps (stepscope.step()) nothing is held: the caller says what a step is.
+
+The peaks of host and device memory are read at a step's end once _PEAK_INTERVAL_NS has
+passed since the last read: each read is the peak since the one before, so steps faster
+than that share one, sent with the last of them (the others send -1, not read). A read
+costs two system calls, about 12 us inside a training step (bench/README.md).
 """
 
 import threading
 
-from . import _channel
+from . import _channel, _threads
 from ._memory import Memory
+
+_PEAK_INTERVAL_NS = 10_000_000
 
 # Batches a segment holds before it no longer waits for a forward (a loop that only
 # reads its DataLoader): they are sent as data waits then.
@@ -55,7 +62,8 @@ class StepTracker:
         self.start = None
         self.samples = -1
         self.tokens = -1
-        self.step_ended = None  # called after each step's end (the forward hooks' schedule)
+        self.step_ended = None  # (function, its Hook) called after each step's end
+        self._peaks_read_ns = None  # when the memory peaks were last read
         self.optimizer_steps = 0
         self._round = set()     # the optimizers that stepped since the last batch
         self._round_size = 0    # optimizers in a round, from the last one (0: not known yet)
@@ -101,14 +109,19 @@ class StepTracker:
 
     def fetched(self, tid, start, end, samples, tokens):
         """A DataLoader batch: the step's, once a backward or optimizer step follows."""
+        if self.start is None:
+            self.start = start
         if self._segment.forwards and not self.explicit:
             self._send_evaluation()
-        self._close_round()
+        if self._round:
+            self._close_round()
         self._segment.batches.append((tid, start, end, samples, tokens))
         if self.explicit or len(self._segment.batches) > _MAX_HELD_BATCHES:
             self.trained()
 
     def forward(self, tid, start, end):
+        if self.start is None:
+            self.start = start
         self._segment.forwards.append((tid, start, end))
         if self.explicit:
             self.trained()
@@ -120,29 +133,43 @@ class StepTracker:
                 self.samples = samples + max(self.samples, 0)
             if tokens >= 0:
                 self.tokens = tokens + max(self.tokens, 0)
-            self.channel.send("D %d %d %d %d %d" % (tid, start, end, samples, tokens))
+            self.channel.post((_channel.DATA_WAIT, tid, start, end, samples, tokens, 0, 0))
         for tid, start, end in self._segment.forwards:
-            self.channel.send("F %d %d %d" % (tid, start, end))
+            self.channel.post((_channel.FORWARD, tid, start, end, 0, 0, 0, 0))
         self._segment.clear()
 
     def _send_evaluation(self):
         tid, start, end = self._segment.bounds()
-        self.channel.send("E %d %d %d" % (tid, start, end))
+        self.channel.post((_channel.EVALUATION, tid, start, end, 0, 0, 0, 0))
         self._segment.clear()
 
     def end(self, ts, samples=None, tokens=None):
         start = self.start if self.start is not None else ts
         samples = self.samples if samples is None else int(samples)
         tokens = self.tokens if tokens is None else int(tokens)
-        host = self.memory.host.take() if self.memory.host is not None else -1
-        device = self.memory.device_peak() if self.memory.device_peak is not None else -1
-        self.channel.send("S %d %d %d %d %d %d %d" % (threading.get_native_id(), start, ts,
-                                                     samples, tokens, host, device))
+        host, device = self._memory_peaks(ts)
+        state = getattr(_threads.local, "state", None) or _threads.current()
+        self.channel.post((_channel.STEP, state.tid, start, ts, samples, tokens, host, device))
         self.start = ts
         self.samples = -1
         self.tokens = -1
         if self.step_ended is not None:
-            self.step_ended()
+            function, hook = self.step_ended
+            if hook.on:
+                try:
+                    function()
+                except Exception as error:  # noqa: BLE001 - its hook turns off, as Hook.run does
+                    hook.disable(error)
+
+    def _memory_peaks(self, ts):
+        """(host, device) peaks since the last read, or (-1, -1) when read too recently."""
+        if self._peaks_read_ns is not None and ts - self._peaks_read_ns < _PEAK_INTERVAL_NS:
+            return -1, -1
+        self._peaks_read_ns = ts
+        memory = self.memory
+        host = memory.host.take() if memory.host is not None else -1
+        device = memory.device_peak() if memory.device_peak is not None else -1
+        return host, device
 
 
 _tracker = None

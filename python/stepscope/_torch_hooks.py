@@ -18,7 +18,10 @@ What each hook measures (docs/steps.md has the whole story):
   distributed init_process_group: from then on the process answers `stepscope dump`
               with torch's Flight Recorder state (_flight.py)
 
-Every hook is a Hook: its first exception turns it off with one warning.
+Every hook is a Hook: its first exception turns it off with one warning. The code that
+runs at every step catches that exception itself (Hook.disable) rather than going
+through Hook.run: each Python call costs a microsecond or two inside a training step,
+where the caches hold the model, not the hooks (bench/README.md, "The step hooks").
 """
 
 import functools
@@ -29,11 +32,12 @@ import random
 import sys
 import threading
 
-from . import _channel, _cupti, _flight, _steps
+from . import _channel, _cupti, _flight, _steps, _threads
 from ._hook import Hook
 
-_get_tid = threading.get_native_id
 _now = _channel.now_ns
+_thread_local = _threads.local
+_thread_state = _threads.current
 
 optimizer_hook = Hook("optimizer")
 data_hook = Hook("dataloader")
@@ -45,55 +49,39 @@ gc_hook = Hook("gc")
 profiler_hook = Hook("profiler")
 distributed_hook = Hook("distributed")
 
-# Per thread: nesting of module forwards, backward calls and optimizer steps, so only
-# the outermost call of each makes a span (a model's submodules, Tensor.backward
-# calling autograd.backward, an LR scheduler wrapping step).
-_depth = threading.local()
-
-
-def _nesting(name):
-    return getattr(_depth, name, 0)
-
-
-def _enter(name):
-    """One more nested call of `name` on this thread; the outermost notes its start."""
-    depth = _nesting(name) + 1
-    setattr(_depth, name, depth)
-    if depth == 1:
-        setattr(_depth, name + "_start", _now())
-
-
-def _leave(name):
-    """One nested call of `name` less: the outermost call's start once it ends, else None."""
-    depth = max(0, _nesting(name) - 1)
-    setattr(_depth, name, depth)
-    return None if depth else getattr(_depth, name + "_start", None)
-
+# Per thread (_threads.ThreadState): nesting of module forwards, backward calls and
+# optimizer steps, so only the outermost call of each makes a span (a model's
+# submodules, Tensor.backward calling autograd.backward, an LR scheduler wrapping step).
 
 # --------------------------------------------------------------------------- steps
 
-def _optimizer_start():
-    _enter("opt")
-
-
-def _optimizer_end(optimizer):
-    start = _leave("opt")
-    if start is None:
-        return
-    end = _now()
-    tracker = _steps.tracker()
-    tracker.channel.send("O %d %d %d" % (_get_tid(), start, end))
-    tracker.optimizer_stepped(id(optimizer), end)
-    # A forward that raised never ran its post hook: start every step clean.
-    _depth.fwd = 0
-
-
 def _pre_step(optimizer, args, kwargs):
-    optimizer_hook.run(_optimizer_start)
+    """Before each optimizer step (and the 1.13 wrapper's): the outermost notes its start."""
+    if optimizer_hook.on:
+        state = getattr(_thread_local, "state", None) or _thread_state()
+        if not state.opt:
+            state.opt_start = _now()
+        state.opt += 1
 
 
 def _post_step(optimizer, args, kwargs):
-    optimizer_hook.run(_optimizer_end, optimizer)
+    """After each optimizer step: the outermost's end is the optimizer span's, and maybe the step's."""
+    if not optimizer_hook.on:
+        return
+    state = getattr(_thread_local, "state", None) or _thread_state()
+    if state.opt != 1:  # nested, or its pre hook ran before the hooks were in
+        state.opt = max(state.opt - 1, 0)
+        return
+    state.opt = 0
+    # A forward that raised never ran its post hook: start every step clean.
+    state.fwd = 0
+    try:
+        end = _now()
+        tracker = _steps.tracker()
+        tracker.channel.post((_channel.OPTIMIZER, state.tid, state.opt_start, end, 0, 0, 0, 0))
+        tracker.optimizer_stepped(id(optimizer), end)
+    except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+        optimizer_hook.disable(error)
 
 
 def _install_optimizer_hooks(torch):
@@ -120,11 +108,11 @@ def _wrap_instance_step(optimizer):
     step = optimizer.step  # bound; an instance attribute shadows the class's method
 
     def wrapped_step(*args, **kwargs):
-        optimizer_hook.run(_optimizer_start)
+        _pre_step(optimizer, args, kwargs)
         try:
             return step(*args, **kwargs)
         finally:
-            optimizer_hook.run(_optimizer_end, optimizer)
+            _post_step(optimizer, args, kwargs)
 
     optimizer.step = wrapped_step
 
@@ -156,8 +144,9 @@ def _skipped_step(tracker, optimizer):
 def _batch_size(batch, torch):
     """(samples, tokens) of a batch: the first tensor's first dimension, and for an
     integer [batch, seq] tensor its element count; -1 when unknown."""
+    tensor_class = torch.Tensor
     for _ in range(4):  # descend into (inputs, targets), {"input_ids": ...}, [x, ...]
-        if isinstance(batch, torch.Tensor):
+        if isinstance(batch, tensor_class):
             break
         if isinstance(batch, (list, tuple)) and batch:
             batch = batch[0]
@@ -165,20 +154,16 @@ def _batch_size(batch, torch):
             batch = next(iter(batch.values()))
         else:
             return -1, -1
-    if not isinstance(batch, torch.Tensor) or batch.dim() == 0:
+    if not isinstance(batch, tensor_class):
         return -1, -1
     shape = batch.shape
-    integer = not batch.dtype.is_floating_point and not batch.dtype.is_complex and batch.dtype != torch.bool
-    tokens = shape[0] * shape[1] if integer and len(shape) == 2 else -1
-    return int(shape[0]), int(tokens)
-
-
-def _record_batch(torch, start, batch):
-    end = _now()
-    samples, tokens = _batch_size(batch, torch)
-    tracker = _steps.tracker()
-    tracker.activity(start)
-    tracker.fetched(_get_tid(), start, end, samples, tokens)
+    if not shape:
+        return -1, -1
+    if len(shape) != 2:
+        return int(shape[0]), -1
+    dtype = batch.dtype
+    integer = not (dtype.is_floating_point or dtype.is_complex) and dtype != torch.bool
+    return int(shape[0]), int(shape[0] * shape[1]) if integer else -1
 
 
 def _install_dataloader_hooks(torch):
@@ -190,7 +175,13 @@ def _install_dataloader_hooks(torch):
             return original_next(self)
         start = _now()
         batch = original_next(self)  # StopIteration and errors pass through untouched
-        data_hook.run(_record_batch, torch, start, batch)
+        end = _now()
+        try:
+            samples, tokens = _batch_size(batch, torch)
+            state = getattr(_thread_local, "state", None) or _thread_state()
+            _steps.tracker().fetched(state.tid, start, end, samples, tokens)
+        except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+            data_hook.disable(error)
         return batch
 
     return _replace(iterator_class, "__next__", __next__)
@@ -260,7 +251,7 @@ def _send_worker_batch(torch, start, batch):
     channel = _channel.get()
     if channel is not None:
         # Flushed at once: workers leave through os._exit, which skips atexit.
-        channel.send("W %d %d %d %d" % (_get_tid(), start, _now(), samples), flush=True)
+        channel.post((_channel.WORKER_BATCH, _thread_state().tid, start, _now(), samples, 0, 0, 0), flush=True)
 
 
 # ------------------------------------------------------------------ forward/backward
@@ -299,7 +290,7 @@ class _ForwardSpans:
 
     def install(self):
         self._discover()
-        _steps.tracker().step_ended = functools.partial(forward_hook.run, self.step_ended)
+        _steps.tracker().step_ended = (self.step_ended, forward_hook)
         return self.uninstall
 
     def uninstall(self):
@@ -356,24 +347,24 @@ class _ForwardSpans:
 
     def step_ended(self):
         """At each step's end: wraps the roots found, or ends or starts discovery."""
+        if self._global_handles is None:
+            # Not discovering, so no call is in flight and no root was found: no lock
+            # at each step, only a count down to the next discovery.
+            self._steps_to_discovery -= 1
+            if self._steps_to_discovery <= 0:
+                with self._lock:
+                    self._discover()
+            return
         with self._lock:
             if self._in_flight > 0:  # a forward on another thread: wait for the next step
                 return
-            self._schedule()
-
-    def _schedule(self):
-        found, self._found = self._found, set()
-        if found:
-            for cls in found:
-                self._wrap(cls)
-        elif self._global_handles is not None:
-            if not self._pinned:
+            found, self._found = self._found, set()
+            if found:
+                for cls in found:
+                    self._wrap(cls)
+            elif not self._pinned:
                 self._stop_discovering()
                 self._steps_to_discovery = self._random.randint(50, 150)
-        else:
-            self._steps_to_discovery -= 1
-            if self._steps_to_discovery <= 0:
-                self._discover()
 
     def _wrap(self, cls):
         if cls in self._wrapped or _is_wrapped(cls):
@@ -398,13 +389,21 @@ def _root_call(call, compiling):
     """A root class's __call__: the outermost call on a thread makes the forward span."""
 
     def __call__(module, *args, **kwargs):
-        if not forward_hook.on or compiling() or _nesting("fwd") or _nesting("bwd"):
+        if not forward_hook.on or compiling():  # first: Dynamo must not trace the rest
             return call(module, *args, **kwargs)
-        forward_hook.run(_forward_enter)
+        state = getattr(_thread_local, "state", None) or _thread_state()
+        if state.fwd or state.bwd:
+            return call(module, *args, **kwargs)
+        state.fwd = 1
+        start = _now()
         try:
             return call(module, *args, **kwargs)
         finally:
-            forward_hook.run(_forward_leave)
+            state.fwd = 0
+            try:
+                _steps.tracker().forward(state.tid, start, _now())
+            except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+                forward_hook.disable(error)
 
     __call__._stepscope_root = True
     __call__.__wrapped__ = call
@@ -412,40 +411,30 @@ def _root_call(call, compiling):
 
 
 def _forward_enter():
-    """One more module call on this thread; True when it is the outermost that counts."""
-    depth = _nesting("fwd")
-    _depth.fwd = depth + 1
+    """One more module call on this thread (the global hooks'); True when it is the
+    outermost that counts."""
+    state = _thread_state()
+    depth = state.fwd
+    state.fwd = depth + 1
     # Forwards re-run inside backward (activation checkpointing) belong to backward.
-    if depth == 0 and not _nesting("bwd"):
-        _depth.fwd_start = start = _now()
-        _steps.tracker().activity(start)
+    if depth == 0 and not state.bwd:
+        state.fwd_start = _now()
         return True
     return False
 
 
 def _forward_leave():
-    depth = _nesting("fwd") - 1
-    _depth.fwd = max(depth, 0)
-    if depth == 0 and not _nesting("bwd"):
-        _steps.tracker().forward(_get_tid(), _depth.fwd_start, _now())
+    state = _thread_state()
+    depth = state.fwd - 1
+    state.fwd = max(depth, 0)
+    if depth == 0 and not state.bwd:
+        _steps.tracker().forward(state.tid, state.fwd_start, _now())
 
 
 def _install_forward_hooks(torch):
     compiler = getattr(torch, "compiler", None)
     compiling = getattr(compiler, "is_compiling", None) or (lambda: False)  # 2.3+; 1.13 has no Dynamo
     return _ForwardSpans(importlib.import_module("torch.nn.modules.module"), compiling).install()
-
-
-def _backward_start():
-    if not _nesting("bwd"):
-        _steps.tracker().trained()
-    _enter("bwd")
-
-
-def _backward_end():
-    start = _leave("bwd")
-    if start is not None:
-        _steps.tracker().channel.send("B %d %d %d" % (_get_tid(), start, _now()))
 
 
 def _install_backward_hooks(torch):
@@ -455,11 +444,25 @@ def _install_backward_hooks(torch):
     def backward(*args, **kwargs):
         if not backward_hook.on:
             return original_backward(*args, **kwargs)
-        backward_hook.run(_backward_start)
+        state = getattr(_thread_local, "state", None) or _thread_state()
+        if state.bwd:  # Tensor.backward calling autograd.backward, or one inside another
+            return original_backward(*args, **kwargs)
+        tracker = _steps.tracker()
+        try:
+            tracker.trained()
+        except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+            backward_hook.disable(error)
+        state.bwd = 1
+        start = _now()
         try:
             return original_backward(*args, **kwargs)
         finally:
-            backward_hook.run(_backward_end)
+            state.bwd = 0
+            if backward_hook.on:
+                try:
+                    tracker.channel.post((_channel.BACKWARD, state.tid, start, _now(), 0, 0, 0, 0))
+                except Exception as error:  # noqa: BLE001
+                    backward_hook.disable(error)
 
     backward.__wrapped__ = original_backward
     backward.__doc__ = original_backward.__doc__
@@ -501,18 +504,19 @@ def _install_gc_hooks(torch):
 
 
 def _on_gc(phase, info):
-    if gc_hook.on:
-        gc_hook.run(_note_gc, phase, info)
-
-
-def _note_gc(phase, info):
+    if not gc_hook.on:
+        return
     if phase == "start":
         _gc_start[0] = _now()
         return
-    start, _gc_start[0] = _gc_start[0], 0
-    channel = _channel.get()
-    if start and channel is not None:
-        channel.send("G %d %d %d %d" % (_get_tid(), start, _now(), info.get("generation", -1)))
+    try:
+        start, _gc_start[0] = _gc_start[0], 0
+        channel = _channel.get()
+        if start and channel is not None:
+            state = getattr(_thread_local, "state", None) or _thread_state()
+            channel.post((_channel.GC_PAUSE, state.tid, start, _now(), info.get("generation", -1), 0, 0, 0))
+    except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+        gc_hook.disable(error)
 
 
 # ------------------------------------------------------------------------ profiler

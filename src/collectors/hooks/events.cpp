@@ -1,6 +1,7 @@
 #include "collectors/hooks/events.hpp"
 
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,9 @@ constexpr int64_t kMaxSpanNs = 7LL * 24 * 3600 * 1'000'000'000;
 constexpr size_t kMaxNameBytes = 1024;
 constexpr size_t kMaxFactBytes = 256;  // two DataLoaders' settings (fact `dataloader`)
 constexpr size_t kMaxDisabledNotes = 50;
+// A binary record: its type (the text record's letter) and seven values.
+constexpr size_t kBinaryValues = 7;
+constexpr size_t kBinaryRecordBytes = (1 + kBinaryValues) * sizeof(int64_t);
 
 // Splits off the next space-separated field.
 std::string_view next_field(std::string_view& rest) {
@@ -65,6 +69,27 @@ std::optional<SpanKind> phase_kind(char type) {
   }
 }
 
+// How many numbers a record of `type` carries (TID START END, then its own);
+// 0 for the records with text (ranges, facts, notes) or an unknown type.
+size_t value_count(char type) {
+  switch (type) {
+    case 'S':
+      return 7;
+    case 'D':
+      return 5;
+    case 'W':
+    case 'G':
+      return 4;
+    case 'F':
+    case 'B':
+    case 'O':
+    case 'E':
+      return 3;
+    default:
+      return 0;
+  }
+}
+
 const char* phase_name(SpanKind kind) {
   switch (kind) {
     case SpanKind::kForward:
@@ -80,25 +105,18 @@ class RecordDecoder {
  public:
   explicit RecordDecoder(HookDatagram& out) : out_(out) {}
 
-  // False when the record is malformed.
+  // A text record (a line); false when it is malformed.
   bool decode(std::string_view line) {
     if (line.size() < 2 || line[1] != ' ') return false;
     char type = line[0];
     std::string_view rest = line.substr(2);
-    if (auto kind = phase_kind(type)) return span(rest, *kind, phase_name(*kind));
+    if (size_t count = value_count(type)) {
+      int64_t v[kBinaryValues] = {};
+      return parse_ints(rest, v, count) && rest.empty() && numbers(type, v);
+    }
     switch (type) {
-      case 'S':
-        return step(rest);
-      case 'D':
-        return data_wait(rest);
-      case 'W':
-        return worker_batch(rest);
       case 'R':
         return user_range(rest);
-      case 'G':
-        return gc_pause(rest);
-      case 'E':
-        return span(rest, SpanKind::kOther, "evaluation");
       case 'P':
         return fact(rest);
       case 'X':
@@ -110,52 +128,48 @@ class RecordDecoder {
     }
   }
 
+  // A binary record: its type, then kBinaryValues values, those the type
+  // does not carry zero; false when it is malformed.
+  bool decode(const int64_t* record) {
+    if (record[0] <= 0 || record[0] > 127) return false;
+    char type = static_cast<char>(record[0]);
+    size_t count = value_count(type);
+    if (count == 0) return false;
+    for (size_t i = count; i < kBinaryValues; ++i) {
+      if (record[1 + i] != 0) return false;
+    }
+    return numbers(type, record + 1);
+  }
+
  private:
-  bool span(std::string_view rest, SpanKind kind, std::string_view name) {
-    int64_t v[3];
-    if (!parse_ints(rest, v, 3) || !rest.empty() || !valid_interval(v[0], v[1], v[2])) return false;
+  // The records of numbers alone: TID START END, then what `type` carries.
+  bool numbers(char type, const int64_t* v) {
+    if (!valid_interval(v[0], v[1], v[2])) return false;
+    if (auto kind = phase_kind(type)) return span(v, *kind, phase_name(*kind));
+    switch (type) {
+      case 'S':
+        for (int i = 3; i < 7; ++i) {
+          if (!valid_quantity(v[i])) return false;
+        }
+        out_.steps.push_back({v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+        return true;
+      case 'D':
+        if (!valid_quantity(v[3]) || !valid_quantity(v[4])) return false;
+        out_.batches.emplace_back(v[3], v[4]);
+        return span(v, SpanKind::kDataWait, "data_wait");
+      case 'W':
+        return valid_quantity(v[3]) && span(v, SpanKind::kOther, "worker_batch");
+      case 'G':  // a collection of Python's cyclic garbage collector: its generation
+        return v[3] >= -1 && v[3] <= 2 && span(v, SpanKind::kOther, "gc_pause");
+      case 'E':
+        return span(v, SpanKind::kOther, "evaluation");
+      default:
+        return false;
+    }
+  }
+
+  bool span(const int64_t* v, SpanKind kind, std::string_view name) {
     out_.spans.push_back({kind, v[0], v[1], v[2], std::string(name)});
-    return true;
-  }
-
-  bool step(std::string_view rest) {
-    int64_t v[7];
-    if (!parse_ints(rest, v, 7) || !rest.empty() || !valid_interval(v[0], v[1], v[2])) return false;
-    for (int i = 3; i < 7; ++i) {
-      if (!valid_quantity(v[i])) return false;
-    }
-    out_.steps.push_back({v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
-    return true;
-  }
-
-  bool data_wait(std::string_view rest) {
-    int64_t v[5];
-    if (!parse_ints(rest, v, 5) || !rest.empty() || !valid_interval(v[0], v[1], v[2]) ||
-        !valid_quantity(v[3]) || !valid_quantity(v[4])) {
-      return false;
-    }
-    out_.spans.push_back({SpanKind::kDataWait, v[0], v[1], v[2], "data_wait"});
-    out_.batches.emplace_back(v[3], v[4]);
-    return true;
-  }
-
-  bool worker_batch(std::string_view rest) {
-    int64_t v[4];
-    if (!parse_ints(rest, v, 4) || !rest.empty() || !valid_interval(v[0], v[1], v[2]) ||
-        !valid_quantity(v[3])) {
-      return false;
-    }
-    out_.spans.push_back({SpanKind::kOther, v[0], v[1], v[2], "worker_batch"});
-    return true;
-  }
-
-  // A collection of Python's cyclic garbage collector: TID START END GENERATION.
-  bool gc_pause(std::string_view rest) {
-    int64_t v[4];
-    if (!parse_ints(rest, v, 4) || !rest.empty() || !valid_interval(v[0], v[1], v[2]) || v[3] < -1 || v[3] > 2) {
-      return false;
-    }
-    out_.spans.push_back({SpanKind::kOther, v[0], v[1], v[2], "gc_pause"});
     return true;
   }
 
@@ -193,15 +207,33 @@ class RecordDecoder {
 
 }  // namespace
 
+namespace {
+
+void decode_binary_records(std::string_view body, RecordDecoder& decoder, HookDatagram& out) {
+  int64_t record[1 + kBinaryValues];
+  for (size_t at = 0; at + kBinaryRecordBytes <= body.size(); at += kBinaryRecordBytes) {
+    std::memcpy(record, body.data() + at, kBinaryRecordBytes);  // the bytes need not be aligned
+    if (!decoder.decode(record)) ++out.bad_records;
+  }
+  if (body.size() % kBinaryRecordBytes != 0) ++out.bad_records;  // a record cut short
+}
+
+}  // namespace
+
 std::optional<HookDatagram> decode_hook_datagram(std::string_view data) {
   size_t newline = data.find('\n');
   std::string_view header = data.substr(0, newline);
-  if (header.substr(0, 4) != "SS1 ") return std::nullopt;
+  bool binary = header.substr(0, 4) == "SS2 ";
+  if (!binary && header.substr(0, 4) != "SS1 ") return std::nullopt;
   HookDatagram out;
   if (!parse_int(header.substr(4), out.pid) || out.pid <= 0 || out.pid > (1LL << 32)) return std::nullopt;
   if (newline == std::string_view::npos) return out;
   RecordDecoder decoder(out);
   std::string_view rest = data.substr(newline + 1);
+  if (binary) {
+    decode_binary_records(rest, decoder, out);
+    return out;
+  }
   while (!rest.empty()) {
     size_t end = rest.find('\n');
     std::string_view line = rest.substr(0, end);

@@ -1,8 +1,11 @@
 // The events stepscope's in-process Python hooks send, and how they become
 // parts of a Run.
 //
-// A datagram is UTF-8 text: a header line `SS1 PID`, then one record per line
-// (docs/steps.md, "Wire format"). Datagrams come from the recorded program,
+// A datagram is a header line, then records (docs/steps.md, "Wire format"):
+// `SS1 PID` and UTF-8 text, one record per line; or `SS2 PID` and binary
+// records of numbers, eight native-endian int64 each (the sender is on this
+// machine), which the hooks send at every step because they need no
+// formatting. Datagrams come from the recorded program,
 // so they are untrusted: a record with a bad field is counted and dropped,
 // and nothing in one can crash the recorder or stretch the run's time range.
 #pragma once

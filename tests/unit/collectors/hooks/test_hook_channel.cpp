@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -47,9 +48,66 @@ TEST(HookEvents, DecodesEveryRecordType) {
 }
 
 TEST(HookEvents, RefusesBadHeaders) {
-  for (const char* bad : {"", "SS2 1\n", "SS1 x\n", "SS1 0\n", "SS1 -5\n", "SS1 99999999999999\n", "ss1 1"}) {
+  for (const char* bad : {"", "SS3 1\n", "SS2 x\n", "SS1 x\n", "SS1 0\n", "SS1 -5\n", "SS1 99999999999999\n", "ss1 1"}) {
     EXPECT_FALSE(decode_hook_datagram(bad)) << bad;
   }
+}
+
+// A binary datagram as the hooks build it: the header, then eight int64 a record.
+std::string binary_datagram(const std::vector<std::vector<int64_t>>& records) {
+  std::string data = "SS2 42\n";
+  for (std::vector<int64_t> record : records) {
+    record.resize(8, 0);
+    data.append(reinterpret_cast<const char*>(record.data()), record.size() * sizeof(int64_t));
+  }
+  return data;
+}
+
+TEST(HookEvents, DecodesBinaryRecordsAsTheirTextTwins) {
+  std::string binary = binary_datagram({{'D', 43, 100, 200, 16, 1024}, {'F', 43, 200, 300}, {'B', 43, 300, 400},
+                                        {'O', 43, 400, 450}, {'S', 43, 100, 450, 16, 1024, 5000, -1},
+                                        {'W', 44, 10, 20, 8}, {'G', 43, 460, 470, 2}, {'E', 43, 480, 490}});
+  auto b = decode_hook_datagram(binary);
+  auto t = decode_hook_datagram(
+      "SS1 42\nD 43 100 200 16 1024\nF 43 200 300\nB 43 300 400\nO 43 400 450\nS 43 100 450 16 1024 5000 -1\n"
+      "W 44 10 20 8\nG 43 460 470 2\nE 43 480 490");
+  ASSERT_TRUE(b && t);
+  EXPECT_EQ(b->pid, 42);
+  EXPECT_EQ(b->bad_records, 0u);
+  ASSERT_EQ(b->spans.size(), t->spans.size());
+  for (size_t i = 0; i < b->spans.size(); ++i) {
+    EXPECT_EQ(b->spans[i].kind, t->spans[i].kind) << i;
+    EXPECT_EQ(b->spans[i].name, t->spans[i].name) << i;
+    EXPECT_EQ(b->spans[i].end_ns, t->spans[i].end_ns) << i;
+  }
+  ASSERT_EQ(b->steps.size(), 1u);
+  EXPECT_EQ(b->steps[0].host_peak_bytes, 5000);
+  EXPECT_EQ(b->steps[0].device_peak_bytes, -1);
+  EXPECT_EQ(b->batches, t->batches);
+  // The same bytes one past an aligned address decode the same.
+  std::string shifted = " " + binary;
+  auto s = decode_hook_datagram(std::string_view(shifted).substr(1));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->spans.size(), b->spans.size());
+}
+
+TEST(HookEvents, CountsAndDropsBadBinaryRecords) {
+  std::string data = binary_datagram({
+      {'F', 43, 300, 200},           // ends before it starts
+      {'F', 43, 1, 2, 7},            // a value the type does not carry
+      {'R', 43, 1, 2},               // ranges have names: text only
+      {'Z', 43, 1, 2},               // unknown type
+      {-1, 43, 1, 2},                // not a type at all
+      {'S', 43, 1, 2, -2, 0, 0, 0},  // a negative count
+      {'G', 43, 1, 2, 3},            // no such generation
+      {'B', 43, 1, 2},               // fine
+  });
+  data += "abc";  // a record cut short
+  auto d = decode_hook_datagram(data);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->bad_records, 8u);
+  ASSERT_EQ(d->spans.size(), 1u);
+  EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kBackward);
 }
 
 TEST(HookEvents, CountsAndDropsBadRecords) {
