@@ -33,6 +33,7 @@ _EXIT_WAIT_S = 1.0               # how long the exit's send waits for room in th
 # each a native int64 (the recorder runs on this machine).
 STEP, DATA_WAIT, FORWARD, BACKWARD, OPTIMIZER, WORKER_BATCH, GC_PAUSE, EVALUATION = map(ord, "SDFBOWGE")
 _RECORD = struct.Struct("=8q")
+_DUE_BYTES = _MAX_RECORDS * _RECORD.size  # binary records alone due for a send
 
 # CLOCK_MONOTONIC on Linux: the clock the recorder stamps the run with. The C function
 # itself, not a Python function around it: the hooks read it several times a step.
@@ -78,7 +79,10 @@ class Channel:
         if not self.open:
             return
         self._binary += _RECORD.pack(*record)
-        self._send_if_due(flush)
+        # A cheap test before the call (this runs several times a step); _send_if_due decides.
+        if (flush or len(self._binary) >= _DUE_BYTES
+                or now_ns() - self._last_send_ns > _SEND_INTERVAL_NS):
+            self._send_if_due(flush)
 
     def _send_if_due(self, flush):
         queued = len(self._lines) + len(self._binary) // _RECORD.size - self._waiting

@@ -141,11 +141,14 @@ def _skipped_step(tracker, optimizer):
 
 # ------------------------------------------------------------------------ data wait
 
+_DESCENTS = (1, 2, 3, 4)  # levels of nesting searched for the first tensor
+
+
 def _batch_size(batch, torch):
     """(samples, tokens) of a batch: the first tensor's first dimension, and for an
     integer [batch, seq] tensor its element count; -1 when unknown."""
     tensor_class = torch.Tensor
-    for _ in range(4):  # descend into (inputs, targets), {"input_ids": ...}, [x, ...]
+    for _ in _DESCENTS:  # descend into (inputs, targets), {"input_ids": ...}, [x, ...]
         if isinstance(batch, tensor_class):
             break
         if isinstance(batch, (list, tuple)) and batch:
@@ -169,6 +172,7 @@ def _batch_size(batch, torch):
 def _install_dataloader_hooks(torch):
     iterator_class = importlib.import_module("torch.utils.data.dataloader")._BaseDataLoaderIter
     original_next = iterator_class.__next__
+    tracker = _steps.tracker()
 
     def __next__(self):
         if not data_hook.on:
@@ -179,7 +183,7 @@ def _install_dataloader_hooks(torch):
         try:
             samples, tokens = _batch_size(batch, torch)
             state = getattr(_thread_local, "state", None) or _thread_state()
-            _steps.tracker().fetched(state.tid, start, end, samples, tokens)
+            tracker.fetched(state.tid, start, end, samples, tokens)
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
             data_hook.disable(error)
         return batch
@@ -374,7 +378,7 @@ class _ForwardSpans:
             return
         own_call = cls.__dict__.get("__call__")
         try:
-            cls.__call__ = _root_call(cls.__call__, self._compiling)
+            cls.__call__ = _root_call(cls.__call__, self._compiling, _steps.tracker())
         except (TypeError, AttributeError):
             self._pinned = True
             return
@@ -385,7 +389,7 @@ def _is_wrapped(cls):
     return getattr(cls.__call__, "_stepscope_root", False)
 
 
-def _root_call(call, compiling):
+def _root_call(call, compiling, tracker):
     """A root class's __call__: the outermost call on a thread makes the forward span."""
 
     def __call__(module, *args, **kwargs):
@@ -401,7 +405,7 @@ def _root_call(call, compiling):
         finally:
             state.fwd = 0
             try:
-                _steps.tracker().forward(state.tid, start, _now())
+                tracker.forward(state.tid, start, _now())
             except Exception as error:  # noqa: BLE001 - any failure turns the hook off
                 forward_hook.disable(error)
 
@@ -440,6 +444,7 @@ def _install_forward_hooks(torch):
 def _install_backward_hooks(torch):
     autograd = importlib.import_module("torch.autograd")
     original_backward = autograd.backward
+    tracker = _steps.tracker()
 
     def backward(*args, **kwargs):
         if not backward_hook.on:
@@ -447,7 +452,6 @@ def _install_backward_hooks(torch):
         state = getattr(_thread_local, "state", None) or _thread_state()
         if state.bwd:  # Tensor.backward calling autograd.backward, or one inside another
             return original_backward(*args, **kwargs)
-        tracker = _steps.tracker()
         try:
             tracker.trained()
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
