@@ -3,16 +3,16 @@
 Records are described in docs/steps.md, "Wire format". Those of numbers alone (steps,
 phases, data waits, gc pauses) are packed as eight int64 and sent as binary datagrams
 (`SS2`): a training step pays for one struct.pack per record (0.2 us), not for
-formatting text (0.5 to 0.8 us). Records with text (facts, ranges, notes) are text lines (`SS1`).
-Records are sent several to a datagram: at most one send per _SEND_INTERVAL_NS (or per
-_MAX_RECORDS records), so fast steps share a system call and a slow step's records leave
-at its end. A send while the program runs never blocks and never raises into the
-program: while the recorder's queue is full (it holds 10 datagrams,
-net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the records wait for
-the next send, up to _MAX_BACKLOG_BYTES of each kind (text: characters); beyond that the oldest are
-dropped and counted (the count travels in the next datagram). The last send, at exit,
-waits up to _EXIT_WAIT_S for room, so a burst of steps just before exit is not lost. A
-recorder that is gone turns the channel off.
+formatting text (0.5 to 0.8 us). Records with text (facts, ranges, notes) are text
+lines (`SS1`). Records are sent several to a datagram: at most one send per
+_SEND_INTERVAL_NS (or per _MAX_RECORDS records), so fast steps share a system call and a
+slow step's records leave at its end. A send while the program runs never blocks and
+never raises into the program: while the recorder's queue is full (it holds 10
+datagrams, net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the records
+wait for the next send, up to _MAX_BACKLOG_BYTES of each kind (of text: characters);
+beyond that the oldest are dropped and counted (the count travels in the next datagram).
+The last send, at exit, waits up to _EXIT_WAIT_S for room, so a burst of steps just
+before exit is not lost. A recorder that is gone turns the channel off.
 """
 
 import os

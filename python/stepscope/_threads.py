@@ -13,12 +13,12 @@ local = threading.local()
 
 
 class ThreadState:
-    __slots__ = ("tid", "fwd", "bwd", "opt", "fwd_start", "bwd_start", "opt_start")
+    __slots__ = ("tid", "fwd", "bwd", "opt", "fwd_start", "opt_start")
 
     def __init__(self):
         self.tid = threading.get_native_id()
         self.fwd = self.bwd = self.opt = 0  # nested calls in progress
-        self.fwd_start = self.bwd_start = self.opt_start = 0  # the outermost call's start
+        self.fwd_start = self.opt_start = 0  # the outermost call's start (the global hooks', the optimizer's)
 
 
 def current():
