@@ -11,6 +11,13 @@ in microseconds: the median over rounds of (hooks block - bare block), with its 
   --model blocks   60 blocks of Linear(32, 32) and ReLU, and a last Linear: 182 modules, SGD
   --model mlp      an MLP of 3 Linear layers (width --width): 6 modules, AdamW
 
+--alternate (the figure of record) installs the hooks once and turns every Hook on and
+off step by step (on, off, off, on, ...): --rounds steps each way. On a VM whose drifts
+move a block of steps by more than the hooks cost, a drift then hits both settings alike.
+It prints both settings' median and 10 %-trimmed mean and their differences with a 90 %
+bootstrap interval. The wrappers' cost with their hooks off is not in it (measured apart
+as nil: bench/README.md, "The step hooks, halved").
+
 --processes instead runs whole processes, round by round: bare, the hooks alone, and
 under `stepscope record --rate 100` (hooks and the sampler), which is how the sampler's
 share is seen (the sampler cannot be taken out of a running process). --baseline DIR adds
@@ -18,6 +25,7 @@ the hooks of another checkout's python/ directory (say, a `git worktree` of the 
 before a change) as a fourth setting of the same rounds.
 
   bench/hooks_overhead.py [--model blocks|mlp] [--rounds 200] [--block 13]
+  bench/hooks_overhead.py --alternate [--model blocks|mlp] [--rounds 4000]
   bench/hooks_overhead.py --processes [--rounds 5] [--steps 400] [--baseline DIR/python]
 """
 import argparse
