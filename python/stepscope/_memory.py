@@ -2,8 +2,9 @@
 
 ru_maxrss only ever grows, so it cannot give a step's own peak. Linux keeps the same
 high-water mark as VmHWM in /proc/self/status, and writing "5" to /proc/self/clear_refs
-resets it to the current RSS: read, then reset, once a step. Where clear_refs cannot be
-written the peak is the process's peak so far, and `rss_peak` says `monotone`.
+resets it to the current RSS: read, then reset, at a step's end (at most once per 10 ms,
+_steps.py). Where clear_refs cannot be written the peak is the process's peak so far,
+and `rss_peak` says `monotone`.
 
 Reading /proc/self/status costs about 24 us inside a training step (the kernel writes
 all of its 50 lines); getrusage(RUSAGE_THREAD) costs 1 to 4. Not RUSAGE_SELF: it adds up

@@ -11,7 +11,8 @@ What each hook measures (docs/steps.md has the whole story):
               evaluation (_steps.py)
   backward    torch.autograd.backward (which Tensor.backward calls)
   worker      in DataLoader workers, the dataset fetch of each batch
-  memory      per step: peak RSS, and CUDA's allocator peak when CUDA is in use
+  memory      at a step's end, at most once per 10 ms (_steps.py): peak RSS, and CUDA's
+              allocator peak when CUDA is in use
   gc          gc.callbacks: each collection of Python's cyclic garbage collector
   profiler    torch.profiler asking for CUDA activity: stepscope's GPU collector
               hands CUPTI over to it first (_cupti.py)
