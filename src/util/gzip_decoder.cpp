@@ -3,7 +3,8 @@
 #include <isa-l/igzip_lib.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,6 +16,12 @@ namespace stepscope {
 namespace {
 
 constexpr size_t kInputBufferSize = size_t{1} << 20;
+
+// ISA-L first inflates into its own buffer, then copies what fits into the
+// output and, on a corruption, drops the rest. Given at least this much room
+// at every call, it drops nothing, so what comes out before a corruption is
+// the same whatever the reads' sizes (one thread or two, any chunk size).
+constexpr size_t kSmallestWindow = sizeof(inflate_state::tmp_out_buffer);
 
 const char* inflate_error_text(int status) {
   switch (status) {
@@ -32,7 +39,10 @@ const char* inflate_error_text(int status) {
 }  // namespace
 
 GzipDecoder::GzipDecoder(std::string source_name)
-    : source_name_(std::move(source_name)), input_(kInputBufferSize), state_(std::make_unique<inflate_state>()) {
+    : source_name_(std::move(source_name)),
+      input_(kInputBufferSize),
+      buffered_(kSmallestWindow),
+      state_(std::make_unique<inflate_state>()) {
   isal_inflate_init(state_.get());
   state_->crc_flag = ISAL_GZIP;  // parse each member's header, check its trailer
 }
@@ -40,47 +50,73 @@ GzipDecoder::GzipDecoder(std::string source_name)
 GzipDecoder::~GzipDecoder() = default;
 
 size_t GzipDecoder::read(char* destination, size_t count, const Fill& fill) {
-  if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
-  size_t produced = 0;
+  size_t produced = take_buffered(destination, count);
   try {
-    inflate_into(destination, count, fill, produced);
+    while (produced < count && !finished_ && !error_) {
+      // Straight into `destination` where it has room for a whole window,
+      // else into buffered_ and copied.
+      size_t room = std::min<size_t>(count - produced, UINT32_MAX);
+      bool direct = room >= kSmallestWindow;
+      char* window = direct ? destination + produced : buffered_.data();
+      size_t out = inflate_window(window, direct ? room : buffered_.size(), fill);
+      if (direct) {
+        produced += out;
+      } else {
+        buffered_begin_ = 0;
+        buffered_end_ = out;
+        produced += take_buffered(destination + produced, count - produced);
+      }
+    }
   } catch (const InputError&) {
-    // What was inflated before the corruption comes first, whatever the
-    // caller's read sizes: the error follows at the next read.
-    if (produced == 0) throw;
-    pending_error_ = std::current_exception();
+    error_ = std::current_exception();
   }
+  // What was inflated before a corruption comes first; the error then
+  // follows at every read.
+  if (produced == 0 && error_) std::rethrow_exception(error_);
   return produced;
 }
 
-void GzipDecoder::inflate_into(char* destination, size_t count, const Fill& fill, size_t& produced) {
+size_t GzipDecoder::take_buffered(char* destination, size_t count) {
+  size_t n = std::min(count, buffered_end_ - buffered_begin_);
+  std::memcpy(destination, buffered_.data() + buffered_begin_, n);
+  buffered_begin_ += n;
+  return n;
+}
+
+// Inflates into the `size` bytes at `window` until some come out or the
+// data ends. A corruption found after some bytes came out is kept in error_
+// for the reads after them; before any, it is thrown.
+size_t GzipDecoder::inflate_window(char* window, size_t size, const Fill& fill) {
   inflate_state& state = *state_;
-  while (produced < count && !finished_) {
+  while (!finished_) {
     if (state.avail_in == 0 && !input_ended_ && !refill(fill)) input_ended_ = true;
     if (input_ended_ && !in_member_) {
       finished_ = true;
       break;
     }
     if (!in_member_) start_member();
-    size_t out_chunk = std::min<size_t>(count - produced, UINT_MAX);
-    state.next_out = reinterpret_cast<uint8_t*>(destination + produced);
-    state.avail_out = static_cast<uint32_t>(out_chunk);
+    state.next_out = reinterpret_cast<uint8_t*>(window);
+    state.avail_out = static_cast<uint32_t>(size);
     uint32_t in_before = state.avail_in;
     int status = isal_inflate(&state);
     consumed_ += in_before - state.avail_in;
-    size_t out = out_chunk - state.avail_out;
-    produced += out;
+    size_t out = size - state.avail_out;
     if (status < 0 || status == ISAL_NEED_DICT) {
-      fail(fmt::format("{} (near compressed byte {})", inflate_error_text(status), consumed_));
+      InputError error = corruption(fmt::format("{} (near compressed byte {})", inflate_error_text(status), consumed_));
+      if (out == 0) throw error;
+      error_ = std::make_exception_ptr(error);
+      return out;
     }
     if (state.block_state == ISAL_BLOCK_FINISH) {
       // ISA-L gives back what it read past the trailer: the next member.
       in_member_ = false;
       isal_inflate_reset(&state);
     } else if (input_ended_ && out == 0) {
-      fail("the data is truncated");
+      throw corruption("the data is truncated");
     }
+    if (out > 0) return out;
   }
+  return 0;
 }
 
 bool GzipDecoder::refill(const Fill& fill) {
@@ -95,12 +131,12 @@ bool GzipDecoder::refill(const Fill& fill) {
 void GzipDecoder::start_member() {
   const inflate_state& state = *state_;
   bool magic = (state.avail_in < 1 || state.next_in[0] == 0x1f) && (state.avail_in < 2 || state.next_in[1] == 0x8b);
-  if (!magic) fail(fmt::format("unexpected bytes after gzip member at byte {}", consumed_));
+  if (!magic) throw corruption(fmt::format("unexpected bytes after gzip member at byte {}", consumed_));
   in_member_ = true;
 }
 
-void GzipDecoder::fail(const std::string& why) const {
-  throw InputError(fmt::format("{}: corrupt gzip data: {}", source_name_, why));
+InputError GzipDecoder::corruption(const std::string& why) const {
+  return InputError(fmt::format("{}: corrupt gzip data: {}", source_name_, why));
 }
 
 }  // namespace stepscope

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "util/error.hpp"
+
 struct inflate_state;
 
 namespace stepscope {
@@ -34,22 +36,24 @@ class GzipDecoder {
   size_t read(char* destination, size_t count, const Fill& fill);
 
  private:
+  size_t take_buffered(char* destination, size_t count);
+  size_t inflate_window(char* window, size_t size, const Fill& fill);
   bool refill(const Fill& fill);
   void start_member();
-  [[noreturn]] void fail(const std::string& why) const;
+  InputError corruption(const std::string& why) const;
 
   std::string source_name_;
   std::vector<char> input_;
+  std::vector<char> buffered_;  // inflated for a read with too little room for ISA-L
+  size_t buffered_begin_ = 0;
+  size_t buffered_end_ = 0;
   std::unique_ptr<inflate_state> state_;  // 85 KB: not on the stack
-  // Inflates into `destination`, counting in `produced` as it goes, so that a
-  // caller still knows what came before an error.
-  void inflate_into(char* destination, size_t count, const Fill& fill, size_t& produced);
 
-  uint64_t consumed_ = 0;                 // compressed bytes taken in, for error offsets
-  std::exception_ptr pending_error_;      // a corruption found after bytes a read returned
+  uint64_t consumed_ = 0;       // compressed bytes taken in, for error offsets
+  std::exception_ptr error_;    // a corruption, thrown once the bytes before it are read
   bool in_member_ = false;
   // The source has ended; ISA-L may still hold inflated bytes in its own
-  // buffer, and they come out before "truncated", whatever the read sizes.
+  // buffer, and they come out before "truncated".
   bool input_ended_ = false;
   bool finished_ = false;
 };
