@@ -203,6 +203,7 @@ class RecordingLoop {
     run_.metadata["native_unmerged"] = std::to_string(native.unmerged);
     run_.metadata["native_incomplete"] = std::to_string(native.incomplete);
     run_.metadata["native_refused_threads"] = std::to_string(native.refused_threads);
+    run_.metadata["native_symbol_indexes"] = std::to_string(native.symbol_indexes);
   }
 
   void poll_sources(int64_t now) {

@@ -240,7 +240,7 @@ void Sampler::start_native(Tracked& tracked) {
   tracked.native.reset();
   if (native_period_ns_ <= 0) return;
   try {
-    tracked.native = std::make_unique<NativeStacks>(tracked.pid, native_period_ns_, run_, stats_.native);
+    tracked.native = std::make_unique<NativeStacks>(tracked.pid, native_period_ns_, run_, stats_.native, symbol_indexes_);
   } catch (const InputError& e) {  // its Python stacks are still sampled
     if (stats_.native.first_problem.empty()) {
       stats_.native.first_problem = fmt::format("pid {}: {}", tracked.pid, e.what());
@@ -301,6 +301,7 @@ void Sampler::sample(int64_t now_ns) {
   for (auto& [pid, tracked] : processes_) {
     if (tracked->alive && tracked->python) sample_process(*tracked, now_ns);
   }
+  stats_.native.symbol_indexes = symbol_indexes_->made();
 }
 
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {

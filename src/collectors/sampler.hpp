@@ -110,6 +110,8 @@ class Sampler {
   ThreadStateReader thread_states_;
   SamplerStats stats_;
   int64_t native_period_ns_ = 0;  // 0: Python stacks only
+  // The native unwinders' symbol indexes, shared by the tree's processes.
+  std::shared_ptr<SymbolIndexes> symbol_indexes_ = std::make_shared<SymbolIndexes>();
 };
 
 }  // namespace stepscope

@@ -40,12 +40,15 @@ ThreadSnapshot snapshot_thread(const PythonThreadStack& stack, const std::vector
   return thread;
 }
 
-void snapshot_threads(PythonProcess& process, bool native, ProcessSnapshot& snapshot) {
+// `native_indexes`: the symbol indexes the tree's native snapshots share;
+// null for Python frames only.
+void snapshot_threads(PythonProcess& process, const std::shared_ptr<SymbolIndexes>& native_indexes,
+                      ProcessSnapshot& snapshot) {
   std::optional<NativeSnapshot> copies;
-  if (native) {
+  if (native_indexes) {
     std::vector<int64_t> tids;
     for (const ProcThread& thread : read_proc_threads(snapshot.pid)) tids.push_back(thread.tid);
-    copies.emplace(snapshot.pid, tids);  // before the Python stacks: the copies wait for no read
+    copies.emplace(snapshot.pid, tids, native_indexes);  // before the Python stacks: the copies wait for no read
     if (!copies->problem().empty()) snapshot.problem = "no native frames: " + copies->problem();
   }
   std::vector<PythonThreadStack> stacks;
@@ -108,7 +111,7 @@ std::string describe_rank(ProcessSnapshot& snapshot) {
   return folder;
 }
 
-ProcessSnapshot snapshot_process(pid_t pid, bool is_root, bool native) {
+ProcessSnapshot snapshot_process(pid_t pid, bool is_root, const std::shared_ptr<SymbolIndexes>& native_indexes) {
   ProcessSnapshot snapshot;
   snapshot.pid = pid;
   snapshot.command = read_command_line(pid).value_or("?");
@@ -123,7 +126,7 @@ ProcessSnapshot snapshot_process(pid_t pid, bool is_root, bool native) {
   if (!process) return snapshot;
   snapshot.python_version = process->version();
   snapshot.image = process->image_path();
-  snapshot_threads(*process, native, snapshot);
+  snapshot_threads(*process, native_indexes, snapshot);
   return snapshot;
 }
 
@@ -140,8 +143,10 @@ Dump snapshot_tree(pid_t root, bool native) {
   dump.root_pid = root;
   // The recorder's folder also keeps the exit notes of the ranks now gone.
   std::set<std::string> recorder_folders;
+  auto native_indexes = native ? std::make_shared<SymbolIndexes>() : nullptr;
   for (pid_t pid : tree) {
-    std::string folder = describe_rank(dump.processes.emplace_back(snapshot_process(pid, pid == root, native)));
+    std::string folder =
+        describe_rank(dump.processes.emplace_back(snapshot_process(pid, pid == root, native_indexes)));
     if (!folder.empty()) recorder_folders.insert(folder);
   }
   for (const std::string& folder : recorder_folders) {

@@ -3,6 +3,8 @@
 #  * libc's qsort through ctypes with a Python comparator: run -> qsort -> cmp;
 #  * a C extension built here at -O2 -fomit-frame-pointer: outer -> inner -> callback;
 #  * a torch Linear on the CPU: libtorch's frames under Linear.forward;
+#  * DataLoader workers started every epoch: libtorch's frames in them, each
+#    file's symbol index made once for the whole tree;
 #  * the target's TracerPid stays 0 and its state never `t` while recorded.
 source "$(dirname "$0")/lib.sh"
 programs="$STEPSCOPE_REPO/tests/integration/programs"
@@ -113,6 +115,24 @@ if "$PY" -c 'import torch' 2>/dev/null; then
     '\((libtorch[^ ]*|lib[a-z]*blas[^ ]*|libmkl[^ ]*|libgomp[^ ]*)\)$')
   echo "== torch Linear: $result"
   share_at_least "$result" 0.5 "torch: Linear.forward's samples show no libtorch or BLAS frame"
+  # Each epoch's new DataLoader workers find libtorch's symbol index (and every
+  # other file's) made by a process before them: indexes are made once per file,
+  # not once per process and file.
+  record_and_check workers "$PY" "$programs/native_workers.py" 4.0
+  result=$("$PY" "$check" "$WORK/workers.txt" '__getitem__ \(.*native_workers\.py' '__getitem__ \(' \
+    '\((libtorch[^ ]*|lib[a-z]*blas[^ ]*|libmkl[^ ]*|libgomp[^ ]*)\)$')
+  echo "== DataLoader workers: $result"
+  share_at_least "$result" 0.5 "workers: __getitem__'s samples show no libtorch or BLAS frame"
+  indexes=$(sqlite3 "$WORK/workers.db" "SELECT value FROM metadata WHERE key = 'native_symbol_indexes'")
+  workers=$(sqlite3 "$WORK/workers.db" "SELECT count(*) FROM processes")
+  # The libraries of native frames: `function (library)`, a file name without a folder.
+  files=$(sed 's/ [0-9]*$//' "$WORK/workers.txt" | tr ';' '\n' | sed -n 's/.* (\([^()/<]*\))$/\1/p' |
+    grep -v '\.py:[0-9]*$' | sort -u | wc -l)
+  echo "== symbol indexes made: $indexes for $files files in $workers processes"
+  [ "$workers" -ge 3 ] || fail "workers: only $workers processes recorded"
+  # A few files may be indexed for a walk that was then made again; a worker
+  # that indexed its files itself would add libc, libtorch_cpu, python ...
+  [ -n "$indexes" ] && [ "$indexes" -le $((files + 3)) ] || fail "workers: $indexes symbol indexes for $files files"
   # python_overhead from native frames: a forward that loops in Python over
   # plain floats is the interpreter's time; one of large matrix products is not.
   for case in python large; do

@@ -25,9 +25,9 @@ SnapshotFrame snapshot_frame(const NativeFrame& frame) {
 
 }  // namespace
 
-NativeSnapshot::NativeSnapshot(pid_t pid, const std::vector<int64_t>& tids) {
+NativeSnapshot::NativeSnapshot(pid_t pid, const std::vector<int64_t>& tids, std::shared_ptr<SymbolIndexes> indexes) {
   try {
-    unwinder_ = std::make_unique<NativeUnwinder>(pid);
+    unwinder_ = std::make_unique<NativeUnwinder>(pid, std::move(indexes));
   } catch (const InputError& e) {
     problem_ = e.what();
     return;

@@ -22,7 +22,8 @@ namespace stepscope {
 class NativeSnapshot {
  public:
   // Opens an event on each of `tids` of `pid` and waits while they copy.
-  NativeSnapshot(pid_t pid, const std::vector<int64_t>& tids);
+  // `indexes`: symbol indexes shared with the snapshots of other processes.
+  NativeSnapshot(pid_t pid, const std::vector<int64_t>& tids, std::shared_ptr<SymbolIndexes> indexes);
   ~NativeSnapshot();
 
   // `python`'s frames merged with the newest native copy of its thread,

@@ -2,10 +2,11 @@
 
 namespace stepscope {
 
-NativeStacks::NativeStacks(pid_t pid, int64_t period_ns, Run& run, NativeStackStats& stats)
+NativeStacks::NativeStacks(pid_t pid, int64_t period_ns, Run& run, NativeStackStats& stats,
+                           std::shared_ptr<SymbolIndexes> indexes)
     : period_ns_(period_ns),
       run_(run),
-      unwinder_(pid),
+      unwinder_(pid, std::move(indexes)),
       unmerged_marker_(run.intern_frame(kUnmergedMarkerName, "", 0, FrameKind::kMarker)),
       stats_(stats) {}
 

@@ -25,6 +25,7 @@ struct NativeStackStats {
   uint64_t unmerged = 0;    // samples that kept both parts behind a marker
   uint64_t incomplete = 0;  // unwinds that stopped before the thread's outermost frame
   uint64_t refused_threads = 0;
+  uint64_t symbol_indexes = 0;  // symbol tables indexed: once per file build for the whole tree
   std::string first_problem;  // why some native stacks are missing: the first refusal, in words
 };
 
@@ -42,8 +43,10 @@ class NativeStacks {
   using PythonFrameId = std::function<FrameId(const PythonFrame&)>;
 
   // `period_ns`: of each thread's CPU time, between two copies. Counts go
-  // to `stats`, which the sampler shares among its processes.
-  NativeStacks(pid_t pid, int64_t period_ns, Run& run, NativeStackStats& stats);
+  // to `stats`, and symbols are looked up in `indexes`, which the sampler
+  // shares among its processes.
+  NativeStacks(pid_t pid, int64_t period_ns, Run& run, NativeStackStats& stats,
+               std::shared_ptr<SymbolIndexes> indexes);
   ~NativeStacks();
 
   // Begins a round of the sampler; threads not sampled in it are let go at the next.

@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -74,7 +75,7 @@ struct NativeUnwinder::State {
     bool python_eval = false;
   };
 
-  explicit State(pid_t target);
+  State(pid_t target, std::shared_ptr<SymbolIndexes> shared_indexes);
   void report_maps(bool first);
   int walk(const UserStackSample& sample, std::vector<NativeFrame>& out);
   int add_frame(Dwfl_Frame* frame);
@@ -118,12 +119,15 @@ struct NativeUnwinder::State {
   // before costs one lookup. The views point into `strings`, whose nodes
   // never move.
   std::unordered_map<uint64_t, Resolved> pcs;
-  // Each file's functions by address, made when a pc first falls in it.
-  std::unordered_map<Dwfl_Module*, std::unique_ptr<SymbolIndex>> symbols;
+  // Each file's functions by address, when a pc first falls in it: made, or
+  // found ready where another process maps the same file.
+  std::shared_ptr<SymbolIndexes> indexes;
+  std::unordered_map<Dwfl_Module*, std::shared_ptr<const SymbolIndex>> symbols;
   std::unordered_set<std::string> strings;
 };
 
-NativeUnwinder::State::State(pid_t target) : pid(target), dwfl(dwfl_begin(&kCallbacks)) {
+NativeUnwinder::State::State(pid_t target, std::shared_ptr<SymbolIndexes> shared_indexes)
+    : pid(target), dwfl(dwfl_begin(&kCallbacks)), indexes(std::move(shared_indexes)) {
   if (!dwfl) throw InputError(fmt::format("process {}: elfutils could not start: {}", pid, dwfl_errmsg(-1)));
   report_maps(true);
   // Registers and stack from the samples, never from the live process:
@@ -306,9 +310,9 @@ const NativeUnwinder::State::Resolved* NativeUnwinder::State::resolve(uint64_t a
 }
 
 const char* NativeUnwinder::State::function_name(Dwfl_Module* module, uint64_t address) {
-  std::unique_ptr<SymbolIndex>& index = symbols[module];
-  if (!index) index = std::make_unique<SymbolIndex>(module);
-  if (std::optional<FoundSymbol> found = index->find(address)) return found->name;
+  std::shared_ptr<const SymbolIndex>& index = symbols[module];
+  if (!index) index = indexes->of(module);
+  if (std::optional<FoundSymbol> found = index->find(module, address)) return found->name;
   if (index->symbol_count() > kMostScannedSymbols) return nullptr;
   GElf_Off offset = 0;
   GElf_Sym symbol{};
@@ -336,7 +340,8 @@ UnwindResult NativeUnwinder::State::result(int walk_status, size_t copied, const
   return result;
 }
 
-NativeUnwinder::NativeUnwinder(pid_t pid) : state_(std::make_unique<State>(pid)) {}
+NativeUnwinder::NativeUnwinder(pid_t pid, std::shared_ptr<SymbolIndexes> indexes)
+    : state_(std::make_unique<State>(pid, std::move(indexes))) {}
 
 NativeUnwinder::~NativeUnwinder() = default;
 

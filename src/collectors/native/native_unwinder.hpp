@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectors/native/perf_stack_sampler.hpp"
+#include "collectors/native/symbol_index.hpp"
 
 namespace stepscope {
 
@@ -32,7 +33,9 @@ struct UnwindResult {
 
 class NativeUnwinder {
  public:
-  explicit NativeUnwinder(pid_t pid);
+  // `indexes`: the symbol indexes it shares with the unwinders of other
+  // processes (by default, none).
+  explicit NativeUnwinder(pid_t pid, std::shared_ptr<SymbolIndexes> indexes = std::make_shared<SymbolIndexes>());
   ~NativeUnwinder();
   NativeUnwinder(const NativeUnwinder&) = delete;
   NativeUnwinder& operator=(const NativeUnwinder&) = delete;

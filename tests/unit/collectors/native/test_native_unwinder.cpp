@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ std::string describe(const std::vector<NativeFrame>& frames) {
             std::string(frame.module.empty() ? "?" : frame.module);
   }
   return text;
+}
+
+bool address_space_randomized() {
+  std::ifstream setting("/proc/sys/kernel/randomize_va_space");
+  int level = 0;
+  return setting >> level && level > 0;
 }
 
 // Expects `functions` among the frames in this order (innermost first), each
@@ -185,6 +192,44 @@ TEST_F(NativeUnwinderTest, ASelfReturningStackStopsAt512Frames) {
   EXPECT_FALSE(result.complete);
   EXPECT_EQ(frames.size(), 512u);
   EXPECT_NE(result.stop_reason.find("512"), std::string::npos) << result.stop_reason;
+}
+
+// A second process of the same program finds the symbol indexes of its
+// files ready, and names its own frames with them: the program and libc are
+// loaded at other addresses there (ASLR), which the indexes keep apart.
+TEST_F(NativeUnwinderTest, AnotherProcessOfTheSameFilesSharesTheirSymbolIndexes) {
+  auto indexes = std::make_shared<SymbolIndexes>();
+  NativeUnwinder first(child_->pid(), indexes);
+  std::vector<NativeFrame> first_frames;
+  first.unwind(sample_in_inner(first), first_frames);
+  const uint64_t made = indexes->made();
+  EXPECT_GE(made, 2u);  // the program, libc
+
+  test::ChildProgram other_child(program_);
+  ASSERT_TRUE(other_child.wait_until_exec(program_));
+  std::string why;
+  auto other_sampler = PerfStackSampler::open(other_child.pid(), kMillisecond, kStackBytes, why);
+  ASSERT_TRUE(other_sampler) << why;
+  NativeUnwinder other(other_child.pid(), indexes);
+  UserStackSample sample;
+  std::vector<NativeFrame> frames;
+  bool found = test::sample_until(
+      *other_sampler, other_child.pid(), 5s,
+      [&](const UserStackSample& taken) {
+        other.unwind(taken, frames);
+        return !frames.empty() && frames[0].function == "inner";
+      },
+      sample);
+  ASSERT_TRUE(found) << describe(frames);
+  expect_in_order(frames, {"inner", "middle", "outer", "main"}, "/native_spin");
+  EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](auto& f) { return f.function == "__libc_start_call_main"; }))
+      << describe(frames);
+  EXPECT_EQ(indexes->made(), made);
+  // The return address into main: at the same offset in the program, so
+  // apart only where the two were loaded apart.
+  size_t main_at = find_frame(frames, "main"), first_main_at = find_frame(first_frames, "main");
+  ASSERT_LT(first_main_at, first_frames.size());
+  if (address_space_randomized()) EXPECT_NE(frames[main_at].pc, first_frames[first_main_at].pc);
 }
 
 TEST(NativeUnwinder, NamesCppFunctionsDemangled) {
