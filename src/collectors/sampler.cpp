@@ -240,7 +240,8 @@ void Sampler::start_native(Tracked& tracked) {
   tracked.native.reset();
   if (native_period_ns_ <= 0) return;
   try {
-    tracked.native = std::make_unique<NativeStacks>(tracked.pid, native_period_ns_, run_, stats_.native, symbol_indexes_);
+    tracked.native =
+        std::make_unique<NativeStacks>(tracked.pid, native_period_ns_, run_, stats_.native, symbol_indexes_);
   } catch (const InputError& e) {  // its Python stacks are still sampled
     if (stats_.native.first_problem.empty()) {
       stats_.native.first_problem = fmt::format("pid {}: {}", tracked.pid, e.what());

@@ -8,8 +8,9 @@
 # ELF files need no GLIBC symbol version above 2.28.
 source "$(dirname "$0")/lib.sh"
 
-wheel=${STEPSCOPE_WHEEL:-$(ls "$STEPSCOPE_REPO"/dist/stepscope-*-py3-none-manylinux_2_28_x86_64.whl 2>/dev/null |
-  sort -V | tail -1)}
+# (ls fails when there is none: under pipefail that must not end the script before it skips)
+wheel=${STEPSCOPE_WHEEL:-$({ ls "$STEPSCOPE_REPO"/dist/stepscope-*-py3-none-manylinux_2_28_x86_64.whl 2>/dev/null ||
+  true; } | sort -V | tail -1)}
 if [ -z "$wheel" ]; then
   [ -z "${STEPSCOPE_REQUIRE_WHEEL:-}" ] || fail "no wheel in $STEPSCOPE_REPO/dist (scripts/build-wheel makes it)"
   skip_test "no wheel in $STEPSCOPE_REPO/dist (scripts/build-wheel makes it)"
