@@ -2,14 +2,14 @@
 """`record --native` on a job whose DataLoader workers start again every epoch (issue 31).
 
 Each new worker maps libtorch; the unwinder names its frames from libtorch_cpu.so's symbol
-index (545,000 symbols, 75-150 ms to make on the Intel Xeon VM). This measures what sharing
-the indexes between the tree's processes saves: the recorder attaches (`--pid`, so that
-/usr/bin/time counts the recorder alone) to a job of epochs of 256 items, each item 20
-small matmuls in a worker, with persistent_workers off (PyTorch's default), for --seconds,
-and prints per run the recorder's CPU, the native samples merged and not, the symbol indexes
-made (metadata native_symbol_indexes; absent before it existed), and the job's epochs in
-the same time. --baseline BINARY adds another build (say, the commit before a change) to
-the same rounds, run in turn with it.
+index (545,000 symbols, 75-150 ms to make on the AMD EPYC VM). This measures what sharing the
+indexes between the tree's processes saves: the recorder attaches (`--pid`, so that
+/usr/bin/time counts the recorder alone) for --seconds to tests/integration/programs/
+native_workers.py, epochs of 256 items of 20 small matmuls each in two workers, with
+persistent_workers off (PyTorch's default), and prints per run the recorder's CPU, the native
+samples merged and not, the symbol indexes made (metadata native_symbol_indexes; absent before
+it existed), and the job's epochs in the same time. --baseline BINARY adds another build (say,
+the commit before a change) to the same rounds, run in turn with it.
 
   bench/native_worker_churn.py [--rounds 3] [--seconds 18] [--stepscope BIN] [--baseline BIN]
 """
@@ -24,29 +24,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-JOB = r"""
-import sys, time
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-class Items(Dataset):
-    def __len__(self):
-        return 256
-    def __getitem__(self, i):
-        x = torch.randn(64, 64)
-        for _ in range(20):
-            x = torch.tanh(x @ x.T / 64)
-        return x.sum()
-
-model = torch.nn.Linear(8, 8)
-end = time.time() + float(sys.argv[1])
-epochs = 0
-while time.time() < end:
-    for batch in DataLoader(Items(), batch_size=8, num_workers=2):
-        model(torch.randn(8, 8)).sum().backward()
-    epochs += 1
-print(epochs)
-"""
+JOB = os.path.join(ROOT, "tests", "integration", "programs", "native_workers.py")
+ITEMS_PER_EPOCH = 256
 
 # The job starts this long before the recorder attaches (its imports), and runs this much
 # longer than the recording.
@@ -58,7 +37,8 @@ def one_run(binary, seconds, python, work):
     run = os.path.join(work, "run.db")
     if os.path.exists(run):
         os.remove(run)
-    job = subprocess.Popen([python, "-c", JOB, str(seconds + LEAD_S + TAIL_S)], stdout=subprocess.PIPE, text=True)
+    job = subprocess.Popen([python, JOB, str(seconds + LEAD_S + TAIL_S), str(ITEMS_PER_EPOCH)], stdout=subprocess.PIPE,
+                           text=True)
     time.sleep(LEAD_S)
     timed = subprocess.run(["/usr/bin/time", "-f", "%U %S", binary, "record", "--native", "--pid", str(job.pid),
                             "--duration", str(seconds), "-o", run], stdout=subprocess.DEVNULL,

@@ -1,6 +1,7 @@
 """DataLoader workers started again every epoch (persistent_workers off, the default),
 each running torch ops per item, for `record --native`: every new worker maps libtorch
-and must find its symbol index ready. Usage: native_workers.py SECONDS"""
+and must find its symbol index ready. Prints the epochs it ran (bench/native_worker_churn.py
+reads them). Usage: native_workers.py SECONDS [ITEMS_PER_EPOCH]"""
 import sys
 import time
 
@@ -9,8 +10,11 @@ from torch.utils.data import DataLoader, Dataset
 
 
 class Items(Dataset):
+    def __init__(self, count):
+        self.count = count
+
     def __len__(self):
-        return 64
+        return self.count
 
     def __getitem__(self, index):
         x = torch.randn(64, 64)
@@ -19,13 +23,16 @@ class Items(Dataset):
         return x.sum()
 
 
-def run(seconds):
+def run(seconds, items):
     end = time.monotonic() + seconds
+    epochs = 0
     while time.monotonic() < end:
-        for _ in DataLoader(Items(), batch_size=8, num_workers=2):
+        for _ in DataLoader(Items(items), batch_size=8, num_workers=2):
             pass
+        epochs += 1
+    return epochs
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    run(float(sys.argv[1]))
+    print(run(float(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 64))

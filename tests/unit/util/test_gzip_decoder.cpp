@@ -1,7 +1,6 @@
 #include "util/gzip_decoder.hpp"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <random>
@@ -9,23 +8,10 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/gzip_encoder.hpp"
 
 namespace stepscope {
 namespace {
-
-std::string gzip(const std::string& text) {
-  z_stream stream{};
-  EXPECT_EQ(deflateInit2(&stream, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string packed(deflateBound(&stream, text.size()), '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(packed.data());
-  stream.avail_out = static_cast<uInt>(packed.size());
-  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
-  packed.resize(stream.total_out);
-  deflateEnd(&stream);
-  return packed;
-}
 
 // About 300 kB of trace-like text, varied enough that it compresses to
 // many deflate blocks.
@@ -80,7 +66,7 @@ const std::vector<std::vector<size_t>> kReadSizes = {
 
 TEST(GzipDecoder, InflatesWholeWhateverTheReadSizes) {
   std::string text = trace_text();
-  std::string packed = gzip(text) + gzip("second member");
+  std::string packed = gzip_compress(text) + gzip_compress("second member");
   for (const std::vector<size_t>& sizes : kReadSizes) {
     Inflated inflated = inflate(packed, sizes);
     EXPECT_EQ(inflated.error, "") << "reads of " << sizes[0];
@@ -94,7 +80,7 @@ TEST(GzipDecoder, InflatesWholeWhateverTheReadSizes) {
 // text and only the trailer's checksum finds it; the damage tried here is
 // the kind found inside the stream (a bad distance, symbol or block).
 TEST(GzipDecoder, GivesTheSameBytesBeforeACorruptionWhateverTheReadSizes) {
-  std::string packed = gzip(trace_text());
+  std::string packed = gzip_compress(trace_text());
   std::mt19937 random(11);
   int inside_the_stream = 0;
   for (int attempt = 0; attempt < 400 && inside_the_stream < 6; ++attempt) {
@@ -115,7 +101,7 @@ TEST(GzipDecoder, GivesTheSameBytesBeforeACorruptionWhateverTheReadSizes) {
 }
 
 TEST(GzipDecoder, TheErrorStaysAtEveryLaterRead) {
-  std::string packed = gzip(trace_text());
+  std::string packed = gzip_compress(trace_text());
   packed.resize(packed.size() / 2);
   GzipDecoder decoder("t.json.gz");
   GzipDecoder::Fill fill = source(packed);
