@@ -61,6 +61,20 @@ size_t expect_in_order(const std::vector<NativeFrame>& frames, const std::vector
   return at - 1;
 }
 
+// Samples `pid` until `unwinder` puts its innermost frame in `function` (the
+// child may still be starting): that sample, its frames in `frames`; false at
+// the timeout, `frames` the last sample's.
+bool sample_in(PerfStackSampler& sampler, pid_t pid, NativeUnwinder& unwinder, std::string_view function,
+               UserStackSample& sample, std::vector<NativeFrame>& frames) {
+  return test::sample_until(
+      sampler, pid, 5s,
+      [&](const UserStackSample& taken) {
+        unwinder.unwind(taken, frames);
+        return !frames.empty() && frames[0].function == function;
+      },
+      sample);
+}
+
 // The spinning program, sampled: what each test starts from.
 class NativeUnwinderTest : public ::testing::Test {
  protected:
@@ -78,13 +92,7 @@ class NativeUnwinderTest : public ::testing::Test {
   UserStackSample sample_in_inner(NativeUnwinder& unwinder) {
     UserStackSample sample;
     std::vector<NativeFrame> frames;
-    bool found = test::sample_until(
-        *sampler_, child_->pid(), 5s,
-        [&](const UserStackSample& taken) {
-          unwinder.unwind(taken, frames);
-          return !frames.empty() && frames[0].function == "inner";
-        },
-        sample);
+    bool found = sample_in(*sampler_, child_->pid(), unwinder, "inner", sample, frames);
     EXPECT_TRUE(found) << "no sample in inner; the last one's frames:" << describe(frames);
     return sample;
   }
@@ -213,14 +221,7 @@ TEST_F(NativeUnwinderTest, AnotherProcessOfTheSameFilesSharesTheirSymbolIndexes)
   NativeUnwinder other(other_child.pid(), indexes);
   UserStackSample sample;
   std::vector<NativeFrame> frames;
-  bool found = test::sample_until(
-      *other_sampler, other_child.pid(), 5s,
-      [&](const UserStackSample& taken) {
-        other.unwind(taken, frames);
-        return !frames.empty() && frames[0].function == "inner";
-      },
-      sample);
-  ASSERT_TRUE(found) << describe(frames);
+  ASSERT_TRUE(sample_in(*other_sampler, other_child.pid(), other, "inner", sample, frames)) << describe(frames);
   expect_in_order(frames, {"inner", "middle", "outer", "main"}, "/native_spin");
   EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](auto& f) { return f.function == "__libc_start_call_main"; }))
       << describe(frames);
@@ -253,14 +254,7 @@ int main() { spin::outer<long>(3); return 0; }
   NativeUnwinder unwinder(child.pid());
   UserStackSample sample;
   std::vector<NativeFrame> frames;
-  bool named = test::sample_until(
-      *sampler, child.pid(), 5s,
-      [&](const UserStackSample& taken) {
-        unwinder.unwind(taken, frames);
-        return !frames.empty() && frames[0].function == "spin::inner(int)";
-      },
-      sample);
-  ASSERT_TRUE(named) << describe(frames);
+  ASSERT_TRUE(sample_in(*sampler, child.pid(), unwinder, "spin::inner(int)", sample, frames)) << describe(frames);
   expect_in_order(frames, {"spin::inner(int)", "void spin::outer<long>(long)", "main"}, "/native_cpp");
 }
 
@@ -279,14 +273,8 @@ TEST(NativeUnwinder, FindsALibraryLoadedAfterItWasMade) {
 
   UserStackSample sample;
   std::vector<NativeFrame> frames;
-  bool named = test::sample_until(
-      *sampler, child.pid(), 5s,
-      [&](const UserStackSample& taken) {
-        unwinder.unwind(taken, frames);
-        return !frames.empty() && frames[0].function == "lib_inner";
-      },
-      sample);
-  ASSERT_TRUE(named) << "the library's frames stayed unnamed:" << describe(frames);
+  ASSERT_TRUE(sample_in(*sampler, child.pid(), unwinder, "lib_inner", sample, frames))
+      << "the library's frames stayed unnamed:" << describe(frames);
   expect_in_order(frames, {"lib_inner", "lib_outer"}, "/libnative_spin.so");
   expect_in_order(frames, {"lib_outer", "main"}, "");
   EXPECT_TRUE(frames[find_frame(frames, "main")].module.ends_with("/native_dlopen"));
