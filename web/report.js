@@ -191,7 +191,7 @@
     const functions = profile && profile.functions;
     if (Array.isArray(functions) && functions.length && profile.total_ns > 0) {
       const where = profile === report.profile ? "" : " during steps";
-      parts.push("hottest function" + where + ": " + functions[0].name + " (" + fmtPct(functions[0].self_ns / profile.total_ns) + " self)");
+      parts.push("hottest function" + where + ": " + functionName(functions[0].name) + " (" + fmtPct(functions[0].self_ns / profile.total_ns) + " self)");
     }
     verdict.textContent = parts.length ? parts.join("; ") : "Nothing recorded to summarize.";
   }
@@ -456,13 +456,18 @@
 
   // --- tables ---------------------------------------------------------------
 
+  // A native frame where no symbol covers the pc has no name (as the text report shows it).
+  function functionName(name) {
+    return name || "<unknown>";
+  }
+
   function renderFunctions(report) {
     const profile = report.profile;
     if (!profile || !Array.isArray(profile.functions) || !profile.functions.length) return;
     showSection("functions-section");
     const total = profile.total_ns || 1;
     sortableTable(byId("functions-table"), [
-      { key: "name", label: "function" },
+      { key: "name", label: "function", format: functionName },
       { key: "file", label: "file" },
       { key: "kind", label: "kind" },
       { key: "self_ns", label: "self", numeric: true, format: fmtMs },

@@ -14,8 +14,7 @@ std::string labelled_id(std::string_view what, int64_t id, std::string_view name
 }  // namespace
 
 std::string frame_label(const StringTable& strings, const Frame& frame) {
-  std::string label = strings.get(frame.function);
-  if (label.empty()) label = "<unknown>";
+  std::string label(shown_function(strings.get(frame.function)));
   const std::string& file = strings.get(frame.file);
   if (frame.kind == FrameKind::kMarker || file.empty()) return label;
   // A native frame's file is the library it is in: its name tells, its folder rarely does.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "run/run.hpp"
@@ -19,6 +20,10 @@ namespace stepscope {
 // file name without its folder, or `function` when the library is unknown;
 // a marker frame is `function`. An unnamed function is `<unknown>`.
 std::string frame_label(const StringTable& strings, const Frame& frame);
+
+// A function's name as tables show it: `<unknown>` when it has none (a
+// native frame where no symbol covers the pc).
+inline std::string_view shown_function(std::string_view name) { return name.empty() ? "<unknown>" : name; }
 
 // The labels of every frame of `frames`, indexed by FrameId.
 std::vector<std::string> frame_labels(const StringTable& strings, const FrameTable& frames);

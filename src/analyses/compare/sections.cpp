@@ -8,6 +8,7 @@
 #include "analyses/function_costs.hpp"
 #include "analyses/profile.hpp"
 #include "analyses/steps/profiler_steps.hpp"
+#include "run/frame_label.hpp"
 
 namespace stepscope {
 
@@ -16,8 +17,7 @@ namespace {
 constexpr double kNsPerMs = 1e6;
 
 std::string function_name(const StringTable& strings, const FunctionCost& f) {
-  std::string name = strings.get(f.function);
-  if (name.empty()) name = "<unknown>";
+  std::string name(shown_function(strings.get(f.function)));
   if (f.file != StringTable::kEmpty) name += " (" + strings.get(f.file) + ")";
   return name;
 }

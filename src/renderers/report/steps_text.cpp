@@ -7,6 +7,7 @@
 
 #include "analyses/steps/stragglers.hpp"
 #include "renderers/escape.hpp"
+#include "run/frame_label.hpp"
 
 namespace stepscope {
 
@@ -48,7 +49,7 @@ void write_functions(const Run& run, const char* title, uint64_t total, const st
   if (functions.empty() || total == 0) return;
   out << fmt::format("  {} ({} samples)\n", title, total);
   for (const FunctionSamples& f : functions) {
-    std::string name = printable_utf8(run.strings.get(f.function));
+    std::string name = printable_utf8(shown_function(run.strings.get(f.function)));
     if (f.file != StringTable::kEmpty) name += " (" + printable_utf8(run.strings.get(f.file)) + ")";
     out << fmt::format("    {:>4.0f}%  {}\n", 100.0 * static_cast<double>(f.samples) / static_cast<double>(total), name);
   }

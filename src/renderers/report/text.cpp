@@ -11,6 +11,7 @@
 #include "renderers/report/gpu_text.hpp"
 #include "renderers/report/ops_text.hpp"
 #include "renderers/report/steps_text.hpp"
+#include "run/frame_label.hpp"
 #include "run/trimmed_run.hpp"
 
 namespace stepscope {
@@ -104,7 +105,7 @@ void write_function_rows(const Report& report, const FunctionCosts& costs, std::
   TimeUnit unit = unit_for(costs.profile_ns);
   for (size_t i = 0; i < costs.functions.size() && i < top; ++i) {
     const FunctionCost& f = costs.functions[i];
-    std::string name = fitted_name(strings.get(f.function), 60);
+    std::string name = fitted_name(shown_function(strings.get(f.function)), 60);
     if (f.file != StringTable::kEmpty) name += " (" + fitted_name(strings.get(f.file), 80) + ")";
     auto whole = static_cast<uint64_t>(costs.profile_ns);
     out << fmt::format("  {:>6} {:>6} {:>10} {:>10}  {}\n", percent(static_cast<uint64_t>(f.self_ns), whole),

@@ -140,6 +140,19 @@ TEST(ReportText, LongFilePathsKeepTheirFileName) {
       << text;
 }
 
+// A native frame where no symbol covers the pc has no function name: the
+// table says so rather than leaving the column blank.
+TEST(ReportText, AnUnnamedNativeFunctionIsUnknown) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = "1000";
+  FrameId unnamed = run.intern_frame("", "/usr/bin/python3.11", 0, FrameKind::kNative);
+  run.samples.push_back({0, 7, 7, run.stacks.intern({run.intern_frame("main", "t.py", 1), unnamed}),
+                         ThreadState::kRunning});
+  std::ostringstream out;
+  write_report_text(build_report(run, "run.db", {}), out);
+  EXPECT_NE(out.str().find("  <unknown> (/usr/bin/python3.11)\n"), std::string::npos) << out.str();
+}
+
 // The profile is the only analysis that fails on its input; it starts after
 // the device analyses and ops, which cannot fail, so a sampled run without a
 // period fails with its error whatever the number of threads.
