@@ -104,11 +104,21 @@ ChildProgram::~ChildProgram() {
   }
 }
 
+// The exe link changes early in the exec, before the kernel has mapped the
+// program and long before the dynamic loader maps libc: a look at the maps
+// then fails (libdwfl: "Exec format error"). So also wait for libc.
 bool ChildProgram::wait_until_exec(const std::filesystem::path& program) const {
-  std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
+  std::string proc = "/proc/" + std::to_string(pid_);
+  auto libc_mapped = [&] {
+    std::ifstream maps(proc + "/maps");
+    for (std::string line; std::getline(maps, line);) {
+      if (line.find("/libc.so") != std::string::npos) return true;
+    }
+    return false;
+  };
   for (int i = 0; i < 500; ++i) {
     std::error_code error;
-    if (std::filesystem::read_symlink(exe, error) == program) return true;
+    if (std::filesystem::read_symlink(proc + "/exe", error) == program && libc_mapped()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;

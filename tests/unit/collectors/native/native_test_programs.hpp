@@ -52,7 +52,8 @@ class ChildProgram {
   ChildProgram& operator=(const ChildProgram&) = delete;
 
   pid_t pid() const { return pid_; }
-  // Waits (up to 5 s) until the child runs `program` (its exec done).
+  // Waits (up to 5 s) until the child runs `program`: its exec done and
+  // libc mapped.
   bool wait_until_exec(const std::filesystem::path& program) const;
   void release();
 

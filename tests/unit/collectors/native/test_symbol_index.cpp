@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "collectors/native/native_test_programs.hpp"
 
@@ -17,15 +21,6 @@ struct DwflDeleter {
 };
 
 const Dwfl_Callbacks kCallbacks{&dwfl_linux_proc_find_elf, &dwfl_standard_find_debuginfo, nullptr, nullptr};
-
-// The files a process maps, as libdwfl reports them (no attaching).
-std::unique_ptr<Dwfl, DwflDeleter> report_process(pid_t pid) {
-  std::unique_ptr<Dwfl, DwflDeleter> dwfl(dwfl_begin(&kCallbacks));
-  dwfl_report_begin(dwfl.get());
-  EXPECT_EQ(dwfl_linux_proc_report(dwfl.get(), pid), 0);
-  dwfl_report_end(dwfl.get(), nullptr, nullptr);
-  return dwfl;
-}
 
 // The module whose file name ends in `suffix`, or null.
 Dwfl_Module* module_named(Dwfl* dwfl, std::string_view suffix) {
@@ -42,6 +37,23 @@ Dwfl_Module* module_named(Dwfl* dwfl, std::string_view suffix) {
       },
       &search, 0);
   return search.found;
+}
+
+// The files a process maps, as libdwfl reports them (no attaching), once
+// those named by `suffixes` are there: the dynamic loader maps libc a moment
+// after the exec, and /proc/PID/maps may not read during the exec itself.
+std::unique_ptr<Dwfl, DwflDeleter> report_process(pid_t pid, const std::vector<std::string_view>& suffixes) {
+  for (int tries = 0;; ++tries) {
+    std::unique_ptr<Dwfl, DwflDeleter> dwfl(dwfl_begin(&kCallbacks));
+    dwfl_report_begin(dwfl.get());
+    int status = dwfl_linux_proc_report(dwfl.get(), pid);
+    dwfl_report_end(dwfl.get(), nullptr, nullptr);
+    bool all = status == 0 && std::all_of(suffixes.begin(), suffixes.end(), [&](std::string_view suffix) {
+                 return module_named(dwfl.get(), suffix) != nullptr;
+               });
+    if (all || tries == 500) return dwfl;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // The address of `function` in `module`, from libdwfl's own scan.
@@ -72,7 +84,8 @@ TEST(SymbolIndex, OneIndexServesEveryProcessMappingTheFile) {
   test::ChildProgram first(program), second(program);
   ASSERT_TRUE(first.wait_until_exec(program));
   ASSERT_TRUE(second.wait_until_exec(program));
-  auto first_dwfl = report_process(first.pid()), second_dwfl = report_process(second.pid());
+  auto first_dwfl = report_process(first.pid(), {"/native_spin"});
+  auto second_dwfl = report_process(second.pid(), {"/native_spin"});
   Dwfl_Module* first_module = module_named(first_dwfl.get(), "/native_spin");
   Dwfl_Module* second_module = module_named(second_dwfl.get(), "/native_spin");
   ASSERT_NE(first_module, nullptr);
@@ -104,7 +117,7 @@ TEST(SymbolIndex, IndexesNoProcessUsesAreKeptUpToABound) {
   if (program.empty()) GTEST_SKIP() << why;
   test::ChildProgram child(program);
   ASSERT_TRUE(child.wait_until_exec(program));
-  auto dwfl = report_process(child.pid());
+  auto dwfl = report_process(child.pid(), {"/native_spin", "/libc.so.6", "/ld-linux-x86-64.so.2"});
   Dwfl_Module* program_module = module_named(dwfl.get(), "/native_spin");
   Dwfl_Module* libc_module = module_named(dwfl.get(), "/libc.so.6");
   Dwfl_Module* loader_module = module_named(dwfl.get(), "/ld-linux-x86-64.so.2");
