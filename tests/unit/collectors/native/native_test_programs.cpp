@@ -129,6 +129,12 @@ void ChildProgram::release() {
   EXPECT_EQ(::write(stdin_fd_, &byte, 1), 1);
 }
 
+bool address_space_randomized() {
+  std::ifstream setting("/proc/sys/kernel/randomize_va_space");
+  int level = 0;
+  return setting >> level && level > 0;
+}
+
 bool runs_untraced(pid_t pid, std::string& status_line) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   bool untraced = true;

@@ -62,6 +62,10 @@ class ChildProgram {
   int stdin_fd_ = -1;
 };
 
+// Whether the kernel loads programs at random addresses (ASLR): two
+// processes of one program then map it apart.
+bool address_space_randomized();
+
 // Whether /proc/PID/status says the process is neither stopped nor traced.
 bool runs_untraced(pid_t pid, std::string& status_line);
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,12 +37,6 @@ std::string describe(const std::vector<NativeFrame>& frames) {
             std::string(frame.module.empty() ? "?" : frame.module);
   }
   return text;
-}
-
-bool address_space_randomized() {
-  std::ifstream setting("/proc/sys/kernel/randomize_va_space");
-  int level = 0;
-  return setting >> level && level > 0;
 }
 
 // Expects `functions` among the frames in this order (innermost first), each
@@ -228,7 +221,7 @@ TEST_F(NativeUnwinderTest, AnotherProcessNamesItsFramesWithTheSharedSymbolIndexe
   // apart only where the two were loaded apart.
   size_t main_at = find_frame(frames, "main"), first_main_at = find_frame(first_frames, "main");
   ASSERT_LT(first_main_at, first_frames.size());
-  if (address_space_randomized()) EXPECT_NE(frames[main_at].pc, first_frames[first_main_at].pc);
+  if (test::address_space_randomized()) EXPECT_NE(frames[main_at].pc, first_frames[first_main_at].pc);
 }
 
 TEST(NativeUnwinder, NamesCppFunctionsDemangled) {
