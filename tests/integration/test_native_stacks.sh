@@ -118,7 +118,7 @@ if "$PY" -c 'import torch' 2>/dev/null; then
   # Each epoch's new DataLoader workers find libtorch's symbol index (and every
   # other file's) made by a process before them: indexes are made once per file,
   # not once per process and file.
-  record_and_check workers "$PY" "$programs/native_workers.py" 4.0
+  record_and_check workers "$PY" "$programs/native_workers.py" 2.0 64 10
   result=$("$PY" "$check" "$WORK/workers.txt" '__getitem__ \(.*native_workers\.py' '__getitem__ \(' \
     '\((libtorch[^ ]*|lib[a-z]*blas[^ ]*|libmkl[^ ]*|libgomp[^ ]*)\)$')
   echo "== DataLoader workers: $result"
@@ -129,11 +129,12 @@ if "$PY" -c 'import torch' 2>/dev/null; then
   files=$(sed 's/ [0-9]*$//' "$WORK/workers.txt" | tr ';' '\n' | sed -n 's/.* (\([^()/<]*\))$/\1/p' |
     grep -v '\.py:[0-9]*$' | sort -u | wc -l)
   echo "== symbol indexes made: $indexes for $files files in $workers processes"
-  [ "$workers" -ge 3 ] || fail "workers: only $workers processes recorded"
-  # A few files may be indexed for a walk that was then made again, or not
-  # kept; workers that indexed their files themselves would add several each
-  # (libc, libtorch_cpu, libc10, python ...), at least two workers a run.
-  [ -n "$indexes" ] && [ "$indexes" -le $((files + 8)) ] || fail "workers: $indexes symbol indexes for $files files"
+  [ "$workers" -ge 21 ] || fail "workers: only $workers processes recorded"
+  # Files touched only in walks whose frames no sample kept (torch's CUDA
+  # libraries at import: 24 made for 23 files shown here, 27 under load) are
+  # indexed too; workers that indexed their files themselves would add
+  # several each (libc, libtorch_cpu, libc10, python ...), 20 workers at least.
+  [ -n "$indexes" ] && [ "$indexes" -le $((files + 15)) ] || fail "workers: $indexes symbol indexes for $files files"
   # python_overhead from native frames: a forward that loops in Python over
   # plain floats is the interpreter's time; one of large matrix products is not.
   for case in python large; do

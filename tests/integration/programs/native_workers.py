@@ -1,7 +1,8 @@
 """DataLoader workers started again every epoch (persistent_workers off, the default),
 each running torch ops per item, for `record --native`: every new worker maps libtorch
 and must find its symbol index ready. Prints the epochs it ran (bench/native_worker_churn.py
-reads them). Usage: native_workers.py SECONDS [ITEMS_PER_EPOCH]"""
+reads them). Runs for SECONDS, and at least MIN_EPOCHS epochs.
+Usage: native_workers.py SECONDS [ITEMS_PER_EPOCH [MIN_EPOCHS]]"""
 import sys
 import time
 
@@ -23,10 +24,10 @@ class Items(Dataset):
         return x.sum()
 
 
-def run(seconds, items):
+def run(seconds, items, min_epochs):
     end = time.monotonic() + seconds
     epochs = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end or epochs < min_epochs:
         for _ in DataLoader(Items(items), batch_size=8, num_workers=2):
             pass
         epochs += 1
@@ -35,4 +36,6 @@ def run(seconds, items):
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    print(run(float(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 64))
+    items = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    min_epochs = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    print(run(float(sys.argv[1]), items, min_epochs))
