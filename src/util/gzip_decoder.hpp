@@ -50,7 +50,7 @@ class GzipDecoder {
   std::unique_ptr<inflate_state> state_;  // 85 KB: not on the stack
 
   uint64_t consumed_ = 0;       // compressed bytes taken in, for error offsets
-  std::exception_ptr error_;    // a corruption, thrown once the bytes before it are read
+  std::exception_ptr error_;    // a corruption: thrown by every read once the bytes before it are out
   bool in_member_ = false;
   // The source has ended; ISA-L may still hold inflated bytes in its own
   // buffer, and they come out before "truncated".

@@ -5,6 +5,7 @@
 // report or a broken bound is a bug.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "collectors/hooks/events.hpp"

@@ -205,10 +205,6 @@ class RecordDecoder {
   HookDatagram& out_;
 };
 
-}  // namespace
-
-namespace {
-
 void decode_binary_records(std::string_view body, RecordDecoder& decoder, HookDatagram& out) {
   int64_t record[1 + kBinaryValues];
   for (size_t at = 0; at + kBinaryRecordBytes <= body.size(); at += kBinaryRecordBytes) {
