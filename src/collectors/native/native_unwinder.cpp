@@ -76,7 +76,7 @@ struct NativeUnwinder::State {
   };
 
   State(pid_t target, std::shared_ptr<SymbolIndexes> shared_indexes);
-  void report_maps(bool first);
+  bool read_maps(std::string& why);
   int walk(const UserStackSample& sample, std::vector<NativeFrame>& out);
   int add_frame(Dwfl_Frame* frame);
   const Resolved* resolve(uint64_t address);
@@ -127,34 +127,41 @@ struct NativeUnwinder::State {
 };
 
 NativeUnwinder::State::State(pid_t target, std::shared_ptr<SymbolIndexes> shared_indexes)
-    : pid(target), dwfl(dwfl_begin(&kCallbacks)), indexes(std::move(shared_indexes)) {
-  if (!dwfl) throw InputError(fmt::format("process {}: elfutils could not start: {}", pid, dwfl_errmsg(-1)));
-  report_maps(true);
-  // Registers and stack from the samples, never from the live process:
-  // dwfl_linux_proc_attach would ptrace-stop it.
-  if (!dwfl_attach_state(dwfl.get(), nullptr, pid, &kThreadCallbacks, this)) {
-    throw InputError(fmt::format("process {}: none of its mapped files tells its architecture ({})", pid,
-                                 dwfl_errmsg(-1)));
-  }
+    : pid(target), indexes(std::move(shared_indexes)) {
+  if (std::string why; !read_maps(why)) throw InputError(fmt::format("process {}: {}", pid, why));
 }
 
-// Reports the files /proc/PID/maps lists. A later read only adds: a module
-// dropped would free the one whose architecture description the attached
-// state borrows.
-void NativeUnwinder::State::report_maps(bool first) {
+// Reads the files /proc/PID/maps lists into a new libdwfl session, which
+// replaces the last one. Each read starts over rather than adding to it: a
+// file unmapped since (a library dlclose'd, or /etc/ld.so.cache, which
+// dlopen maps only while it runs) would otherwise go on covering addresses
+// that now hold another.
+bool NativeUnwinder::State::read_maps(std::string& why) {
+  std::unique_ptr<Dwfl, DwflDeleter> session(dwfl_begin(&kCallbacks));
+  if (!session) {
+    why = fmt::format("elfutils could not start: {}", dwfl_errmsg(-1));
+    return false;
+  }
+  dwfl_report_begin(session.get());
+  int status = dwfl_linux_proc_report(session.get(), pid);
+  dwfl_report_end(session.get(), nullptr, nullptr);
+  if (status != 0) {
+    why = fmt::format("cannot read /proc/{}/maps: {}", pid, status > 0 ? std::strerror(status) : dwfl_errmsg(-1));
+    return false;
+  }
+  dwfl_getmodules(session.get(), &own_module, this, 0);
+  // Registers and stack from the samples, never from the live process:
+  // dwfl_linux_proc_attach would ptrace-stop it.
+  if (!dwfl_attach_state(session.get(), nullptr, pid, &kThreadCallbacks, this)) {
+    why = fmt::format("none of its mapped files tells its architecture ({})", dwfl_errmsg(-1));
+    return false;
+  }
+  dwfl = std::move(session);
   maps_read_ns = monotonic_ns();
-  if (first) {
-    dwfl_report_begin(dwfl.get());
-  } else {
-    dwfl_report_begin_add(dwfl.get());
-  }
-  int status = dwfl_linux_proc_report(dwfl.get(), pid);
-  dwfl_report_end(dwfl.get(), nullptr, nullptr);
-  if (status != 0 && first) {
-    std::string why = status > 0 ? std::strerror(status) : dwfl_errmsg(-1);
-    throw InputError(fmt::format("cannot read /proc/{}/maps: {}", pid, why));
-  }
-  dwfl_getmodules(dwfl.get(), &own_module, this, 0);
+  // Both are keyed by the old session's modules and addresses.
+  symbols.clear();
+  pcs.clear();
+  return true;
 }
 
 int NativeUnwinder::State::own_module(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, void* arg) {
@@ -293,12 +300,14 @@ int NativeUnwinder::State::add_frame(Dwfl_Frame* frame) {
   return DWARF_CB_OK;
 }
 
-// The names of `address`; null, and nothing cached, when no known file
+// The names of `address`; null, and nothing cached, when no known ELF file
 // covers it (the maps read later may add one).
 const NativeUnwinder::State::Resolved* NativeUnwinder::State::resolve(uint64_t address) {
   if (auto found = pcs.find(address); found != pcs.end()) return &found->second;
   Dwfl_Module* module = dwfl_addrmodule(dwfl.get(), address);
-  if (module == nullptr) return nullptr;
+  // A mapped file that is not ELF holds no code: the maps were read while
+  // it was there, and something else may be mapped in its place now.
+  if (Dwarf_Addr bias = 0; module == nullptr || dwfl_module_getelf(module, &bias) == nullptr) return nullptr;
   if (pcs.size() >= kMostCachedPcs) pcs.clear();
   Resolved names;
   const char* function = function_name(module, address);
@@ -352,8 +361,8 @@ UnwindResult NativeUnwinder::unwind(const UserStackSample& sample, std::vector<N
     // A library loaded since the maps were read (`import torch`): once more
     // with it known.
     dwfl_errno();
-    state.report_maps(false);
-    status = state.walk(sample, out);
+    // A process that has just exited keeps the session it had.
+    if (std::string why; state.read_maps(why)) status = state.walk(sample, out);
   }
   return state.result(status, sample.stack.size(), out);
 }

@@ -51,7 +51,7 @@ TEST(SampleBlock, ARecordingsRoundsTakeAFewBytesEach) {
     }
   }
   std::string block = encode_sample_block(samples);
-  EXPECT_LT(block.size(), samples.size() * 2) << "bytes per sample: " << double(block.size()) / samples.size();
+  EXPECT_LT(block.size(), samples.size() * 2) << "bytes per sample: " << double(block.size()) / double(samples.size());
   expect_same_samples(samples, round_trip(samples));
 }
 

@@ -42,6 +42,27 @@ volatile unsigned long lib_sink;
 volatile int lib_stop;
 __attribute__((noinline, noclone)) void lib_inner(void) { while (!lib_stop) lib_sink++; }
 __attribute__((noinline, noclone)) void lib_outer(void) { lib_inner(); lib_sink += 2; }
+// Touches no data: it runs from a copy of the file mapped whole.
+void lib_forever(void) { for (;;) __asm__ volatile(""); }
+)C";
+
+const char* const kRemapProgram = R"C(
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  char byte;
+  if (argc < 4) return 2;
+  int data = open(argv[1], O_RDONLY), library = open(argv[2], O_RDONLY);
+  if (data < 0 || library < 0) return 3;
+  size_t size = (size_t)lseek(library, 0, SEEK_END);
+  char* at = mmap(0, size, PROT_READ, MAP_PRIVATE, data, 0);
+  if (at == MAP_FAILED || read(0, &byte, 1) != 1) return 4;
+  if (mmap(at, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, library, 0) == MAP_FAILED) return 5;
+  ((void (*)(void))(at + strtoul(argv[3], 0, 16)))();
+  return 0;
+}
 )C";
 
 CompiledPrograms::CompiledPrograms() {
@@ -107,21 +128,36 @@ ChildProgram::~ChildProgram() {
 // The exe link changes early in the exec, before the kernel has mapped the
 // program and long before the dynamic loader maps libc: a look at the maps
 // then fails (libdwfl: "Exec format error"). So also wait for libc.
-bool ChildProgram::wait_until_exec(const std::filesystem::path& program) const {
-  std::string proc = "/proc/" + std::to_string(pid_);
-  auto libc_mapped = [&] {
-    std::ifstream maps(proc + "/maps");
-    for (std::string line; std::getline(maps, line);) {
-      if (line.find("/libc.so") != std::string::npos) return true;
-    }
-    return false;
-  };
+namespace {
+
+bool maps_a_file_named(pid_t pid, std::string_view part) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool within_5s(const std::function<bool()>& done) {
   for (int i = 0; i < 500; ++i) {
-    std::error_code error;
-    if (std::filesystem::read_symlink(proc + "/exe", error) == program && libc_mapped()) return true;
+    if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+}  // namespace
+
+bool ChildProgram::wait_until_exec(const std::filesystem::path& program) const {
+  return within_5s([&] {
+    std::error_code error;
+    return std::filesystem::read_symlink("/proc/" + std::to_string(pid_) + "/exe", error) == program &&
+           maps_a_file_named(pid_, "/libc.so");
+  });
+}
+
+bool ChildProgram::wait_until_mapped(const std::filesystem::path& file) const {
+  return within_5s([&] { return maps_a_file_named(pid_, file.string()); });
 }
 
 void ChildProgram::release() {

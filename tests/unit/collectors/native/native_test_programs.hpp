@@ -23,6 +23,9 @@ extern const char* const kSpinProgram;
 // which calls lib_inner, which spins (kSpinLibrary).
 extern const char* const kDlopenProgram;
 extern const char* const kSpinLibrary;
+// Maps a data file (argv[1]), waits for release(), maps the library argv[2]
+// whole in its place and runs the function at file offset argv[3] (hex).
+extern const char* const kRemapProgram;
 
 // A temporary folder of programs compiled with `cc -O2 -fomit-frame-pointer`,
 // removed with it.
@@ -55,6 +58,8 @@ class ChildProgram {
   // Waits (up to 5 s) until the child runs `program`: its exec done and
   // libc mapped.
   bool wait_until_exec(const std::filesystem::path& program) const;
+  // Waits (up to 5 s) until the child maps `file`.
+  bool wait_until_mapped(const std::filesystem::path& file) const;
   void release();
 
  private:

@@ -1,15 +1,22 @@
 #include "collectors/native/native_unwinder.hpp"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "collectors/native/native_test_programs.hpp"
 #include "util/error.hpp"
@@ -221,7 +228,9 @@ TEST_F(NativeUnwinderTest, AnotherProcessNamesItsFramesWithTheSharedSymbolIndexe
   // apart only where the two were loaded apart.
   size_t main_at = find_frame(frames, "main"), first_main_at = find_frame(first_frames, "main");
   ASSERT_LT(first_main_at, first_frames.size());
-  if (test::address_space_randomized()) EXPECT_NE(frames[main_at].pc, first_frames[first_main_at].pc);
+  if (test::address_space_randomized()) {
+    EXPECT_NE(frames[main_at].pc, first_frames[first_main_at].pc);
+  }
 }
 
 TEST(NativeUnwinder, NamesCppFunctionsDemangled) {
@@ -269,6 +278,61 @@ TEST(NativeUnwinder, FindsALibraryLoadedAfterItWasMade) {
   expect_in_order(frames, {"lib_inner", "lib_outer"}, "/libnative_spin.so");
   expect_in_order(frames, {"lib_outer", "main"}, "");
   EXPECT_TRUE(frames[find_frame(frames, "main")].module.ends_with("/native_dlopen"));
+}
+
+// Where `symbol` lies in `library`'s file: its address, loaded here, less
+// the start of the segment that holds it, plus that segment's file offset.
+std::optional<uint64_t> file_offset_of(const std::filesystem::path& library, const char* symbol) {
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return std::nullopt;
+  struct Search {
+    uintptr_t address = 0;
+    std::optional<uint64_t> offset;
+  } search{reinterpret_cast<uintptr_t>(::dlsym(handle, symbol)), std::nullopt};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* arg) {
+        auto* found = static_cast<Search*>(arg);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && found->address >= start && found->address < start + segment.p_filesz) {
+            found->offset = found->address - start + segment.p_offset;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+  ::dlclose(handle);
+  return search.address == 0 ? std::nullopt : search.offset;
+}
+
+// The maps read while a data file was mapped, then a library mapped in its
+// place: the unwinder must not go on taking the library's code for the
+// data file (dlopen maps /etc/ld.so.cache only while it runs).
+TEST(NativeUnwinder, FindsALibraryMappedWhereAnotherFileWas) {
+  test::CompiledPrograms programs;
+  std::string why;
+  auto library = programs.compile("libnative_spin.so", test::kSpinLibrary, "-shared -fPIC", why);
+  auto program = library.empty() ? library : programs.compile("native_remap", test::kRemapProgram, "", why);
+  if (program.empty()) GTEST_SKIP() << why;
+  std::optional<uint64_t> offset = file_offset_of(library, "lib_forever");
+  ASSERT_TRUE(offset.has_value()) << ::dlerror();
+  auto data = library.parent_path() / "data.bin";
+  std::ofstream(data) << std::string(4096, 'x');
+  test::ChildProgram child(program, {data.string(), library.string(), fmt::format("{:x}", *offset)});
+  ASSERT_TRUE(child.wait_until_exec(program));
+  ASSERT_TRUE(child.wait_until_mapped(data));
+  NativeUnwinder unwinder(child.pid());  // while the data file is mapped
+  auto sampler = PerfStackSampler::open(child.pid(), kMillisecond, kStackBytes, why);
+  if (!sampler) GTEST_SKIP() << "perf_event_open refused here: " << why;
+  child.release();
+
+  UserStackSample sample;
+  std::vector<NativeFrame> frames;
+  ASSERT_TRUE(sample_in(*sampler, child.pid(), unwinder, "lib_forever", sample, frames))
+      << "the library's code was taken for another file's:" << describe(frames);
+  EXPECT_TRUE(frames[0].module.ends_with("/libnative_spin.so")) << frames[0].module;
 }
 
 TEST(NativeUnwinder, AProcessGoneIsAnInputError) {
