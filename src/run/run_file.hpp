@@ -61,10 +61,12 @@ class RunWriter {
   };
   struct Statements;
   void write_new_rows(const Run& run);
-  void write_sample_blocks(const Run& run);
+  template <typename Row, typename Encode>
+  void write_blocks(SqliteStatement& insert, const std::vector<Row>& rows, size_t from, size_t dropped,
+                    Encode encode);
   // Bounds a block's deflated columns to a few tens of kB, and what a window
   // decodes beyond its edges.
-  static constexpr size_t kSamplesPerBlock = 4096;
+  static constexpr size_t kRowsPerBlock = 4096;
   template <typename Row, typename Key, typename Latest>
   void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, size_t dropped, Key key,
                         Latest latest);

@@ -21,6 +21,7 @@
 #include "run/run_file.hpp"
 #include "run/metadata_table.hpp"
 #include "run/run_schema.hpp"
+#include "run/counter_block.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "run/trimmed_run.hpp"
@@ -33,7 +34,23 @@ namespace {
 
 // A block claiming more is corrupt (the writer makes blocks of 4096): the
 // bound keeps a bad count from asking for gigabytes.
-constexpr int64_t kMostSamplesInABlock = int64_t{1} << 20;
+constexpr int64_t kMostRowsInABlock = int64_t{1} << 20;
+
+// A table of blocks: its name, the column that numbers its first row, and
+// what its rows are, for errors.
+struct BlockTable {
+  const char* name;
+  const char* first_row;
+  const char* row;
+  const char* rows;
+};
+constexpr BlockTable kSampleBlocks{"sample_blocks", "first_sample", "sample", "samples"};
+constexpr BlockTable kCounterBlocks{"counter_blocks", "first_value", "counter value", "counter values"};
+
+// Keys from low to high, both included.
+struct KeyRange {
+  int64_t low, high;
+};
 
 // Room is reserved for a table's rows before they are read (no copies as a
 // vector grows, and each page touched once): as many as the file claims,
@@ -138,10 +155,13 @@ class RunFileReader::Reader {
     }
     if (trimmed_before_) return trimmed_extent(*trimmed_before_);
     // An entry per block and a row per commit: small scans.
-    SqliteStatement ends(db_,
-                         "SELECT min(first), max(last) FROM ("
-                         " SELECT min(start_ns) AS first, max(end_ns) AS last FROM sample_blocks UNION ALL"
-                         " SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows IN ('spans', 'counter_values'))");
+    std::string sql = fmt::format(
+        "SELECT min(first), max(last) FROM ("
+        " SELECT min(start_ns) AS first, max(end_ns) AS last FROM sample_blocks UNION ALL"
+        " SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows = 'spans' UNION ALL {})",
+        schema_version_ >= 4 ? "SELECT min(start_ns), max(end_ns) FROM counter_blocks"
+                             : "SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows = 'counter_values'");
+    SqliteStatement ends(db_, sql.c_str());
     if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
     TimeRange extent{ends.column_int(0), ends.column_int(1)};
     Run metadata_only;
@@ -197,18 +217,20 @@ class RunFileReader::Reader {
 
   // From trimmed_before_ns (where the run starts, as a recording starts at
   // its start_clock_ns) to the latest time of a row not before it: blocks
-  // end with a sample's time, runs of counter values with a value's, and
+  // end with a sample's or a counter value's time, and
   // runs of spans that start after it with a span's end; the runs that
   // start before it are looked into.
   std::optional<TimeRange> trimmed_extent(int64_t from_ns) {
-    SqliteStatement ends(db_,
-                         "SELECT max(t) FROM ("
-                         " SELECT max(end_ns) AS t FROM sample_blocks WHERE end_ns >= ?1 UNION ALL"
-                         " SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1"
-                         " UNION ALL SELECT max(latest_ns) FROM row_ranges WHERE rows = 'spans' AND low >= ?1"
-                         " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
-                         "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
-                         "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1)");
+    std::string sql = fmt::format(
+        "SELECT max(t) FROM ("
+        " SELECT max(end_ns) AS t FROM sample_blocks WHERE end_ns >= ?1 UNION ALL {}"
+        " UNION ALL SELECT max(latest_ns) FROM row_ranges WHERE rows = 'spans' AND low >= ?1"
+        " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
+        "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
+        "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1)",
+        schema_version_ >= 4 ? "SELECT max(end_ns) FROM counter_blocks WHERE end_ns >= ?1"
+                             : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1");
+    SqliteStatement ends(db_, sql.c_str());
     ends.bind(1, from_ns);
     if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
     return TimeRange{from_ns, ends.column_int(0)};
@@ -470,80 +492,100 @@ class RunFileReader::Reader {
 
   void read_samples(SqliteDb& db, size_t stacks, std::vector<Sample>& samples, const Kept& kept) const {
     if (schema_version_ < 3) return read_sample_rows(db, stacks, samples);
-    constexpr const char* kColumns = "SELECT id, first_sample, count, start_ns, end_ns, data FROM sample_blocks";
-    const std::optional<TimeRange>& window = kept.window;
-    const TimeRange keep = window.value_or(TimeRange{kept.from_ns, kLatest});
-    auto outside_kept = [&](const Sample& sample) { return sample.ts_ns < keep.from_ns || sample.ts_ns >= keep.to_ns; };
-    // Blocks follow each other from the first: block 0 and sample 0 but in a trimmed run.
-    int64_t first_block = 0, next_sample = 0;
-    if (!window) std::tie(first_block, next_sample) = first_block_and_sample(db);
-    // A block's samples are decoded in place, checked, then those outside
-    // the window (or before a trimmed run's start) dropped.
+    // A window keeps the samples before its end.
+    std::optional<KeyRange> window;
+    if (kept.window) window = KeyRange{kept.window->from_ns, kept.window->to_ns - 1};
+    auto decode = [stacks](std::string_view data, size_t count, std::vector<Sample>& out) {
+      const size_t from = out.size();
+      std::string error = decode_sample_block(data, count, out);
+      for (size_t i = from; i < out.size() && error.empty(); ++i) {
+        if (out[i].stack >= stacks) error = fmt::format("stack {} does not exist", out[i].stack);
+      }
+      return error;
+    };
+    read_blocks(db, kSampleBlocks, window, kept.from_ns, decode, samples);
+  }
+
+  // Reads the blocks of `table` whose times meet `window` (each time kept
+  // lies in it), or every block, keeping the rows from `from_ns` on (a
+  // trimmed run's start). `decode` appends a block's rows to a vector, or
+  // says what is wrong with them; a block's rows must also lie between its
+  // start_ns and end_ns, which a window read relies on.
+  template <typename Row, typename Decode>
+  void read_blocks(SqliteDb& db, const BlockTable& table, const std::optional<KeyRange>& window, int64_t from_ns,
+                   Decode decode, std::vector<Row>& rows) const {
+    const KeyRange keep = window.value_or(KeyRange{from_ns, kLatest});
+    auto outside_kept = [&](const Row& row) { return row.ts_ns < keep.low || row.ts_ns > keep.high; };
+    // Blocks follow each other from the first: block 0 and row 0 but in a trimmed run.
+    int64_t first_block = 0, next_row = 0;
+    if (!window) std::tie(first_block, next_row) = first_block_and_row(db, table);
+    // A block's rows are decoded in place, checked, then those outside the
+    // window (or before a trimmed run's start) dropped.
     auto read_block = [&](SqliteStatement& s, int64_t id) {
       int64_t first = s.column_int(1), count = s.column_int(2);
-      if (window ? first < next_sample : first != next_sample) {
-        bad_row("sample_blocks", id, fmt::format("expected first sample {}", next_sample));
+      if (window ? first < next_row : first != next_row) {
+        bad_row(table.name, id, fmt::format("expected first {} {}", table.row, next_row));
       }
-      if (count < 1 || count > kMostSamplesInABlock) {
-        bad_row("sample_blocks", id, fmt::format("a count of {} samples", count));
+      if (count < 1 || count > kMostRowsInABlock) {
+        bad_row(table.name, id, fmt::format("a count of {} {}", count, table.rows));
       }
-      next_sample = first + count;
-      size_t from = samples.size();
-      std::string error = decode_sample_block(s.column_blob(5), static_cast<size_t>(count), samples);
-      if (!error.empty()) bad_row("sample_blocks", id, error);
-      auto decoded = samples.begin() + static_cast<std::ptrdiff_t>(from);
-      check_block(stacks, id, {decoded, samples.end()}, {s.column_int(3), s.column_int(4)});
-      if (window || trimmed_before_) samples.erase(std::remove_if(decoded, samples.end(), outside_kept), samples.end());
+      next_row = first + count;
+      size_t from = rows.size();
+      std::string error = decode(s.column_blob(5), static_cast<size_t>(count), rows);
+      if (!error.empty()) bad_row(table.name, id, error);
+      auto decoded = rows.begin() + static_cast<std::ptrdiff_t>(from);
+      check_block_times(table, id, std::span<const Row>(decoded, rows.end()), {s.column_int(3), s.column_int(4)});
+      if (window || trimmed_before_) rows.erase(std::remove_if(decoded, rows.end(), outside_kept), rows.end());
     };
+    const std::string columns = fmt::format("SELECT id, {}, count, start_ns, end_ns, data FROM {}", table.first_row,
+                                            table.name);
     if (!window) {
-      reserve(samples, claimed_samples(db, first_block, rows_by_id(db, "sample_blocks") - 1));
-      return for_each_row(db, "sample_blocks", fmt::format("{} ORDER BY id", kColumns).c_str(), first_block,
-                          read_block);
+      reserve(rows, claimed_rows(db, table, first_block, rows_by_id(db, table.name) - 1));
+      return for_each_row(db, table.name, fmt::format("{} ORDER BY id", columns).c_str(), first_block, read_block);
     }
     // The blocks' ids from their index on time alone (a scan of the table
     // would read every block), then each block.
-    SqliteStatement ids(db, "SELECT id FROM sample_blocks WHERE end_ns >= ? AND start_ns < ?");
-    ids.bind(1, window->from_ns).bind(2, window->to_ns);
+    std::string by_time = fmt::format("SELECT id FROM {} WHERE end_ns >= ? AND start_ns <= ?", table.name);
+    SqliteStatement ids(db, by_time.c_str());
+    ids.bind(1, window->low).bind(2, window->high);
     std::vector<int64_t> overlapping;
     while (ids.step()) overlapping.push_back(ids.column_int(0));
     std::sort(overlapping.begin(), overlapping.end());
-    if (!overlapping.empty()) reserve(samples, claimed_samples(db, overlapping.front(), overlapping.back()));
-    SqliteStatement block(db, fmt::format("{} WHERE id = ?", kColumns).c_str());
+    if (!overlapping.empty()) reserve(rows, claimed_rows(db, table, overlapping.front(), overlapping.back()));
+    SqliteStatement block(db, fmt::format("{} WHERE id = ?", columns).c_str());
     for (int64_t id : overlapping) {
       block.reset();
       if (block.bind(1, id).step()) read_block(block, id);
     }
   }
 
-  // The first block's id and first sample: 0 and 0, but in a trimmed run.
-  std::pair<int64_t, int64_t> first_block_and_sample(SqliteDb& db) const {
+  // The first block's id and first row: 0 and 0, but in a trimmed run.
+  std::pair<int64_t, int64_t> first_block_and_row(SqliteDb& db, const BlockTable& table) const {
     if (!trimmed_before_) return {0, 0};
-    SqliteStatement first(db, "SELECT id, first_sample FROM sample_blocks ORDER BY id LIMIT 1");
+    std::string sql = fmt::format("SELECT id, {} FROM {} ORDER BY id LIMIT 1", table.first_row, table.name);
+    SqliteStatement first(db, sql.c_str());
     if (!first.step()) return {0, 0};
     return {first.column_int(0), first.column_int(1)};
   }
 
-  // The samples that blocks `first` to `last` (ids) claim to hold,
-  // unchecked: from the first's first sample to the end of the last's, as
-  // blocks follow each other.
-  static uint64_t claimed_samples(SqliteDb& db, int64_t first, int64_t last) {
-    SqliteStatement ends(db,
-                         "SELECT (SELECT first_sample + count FROM sample_blocks WHERE id = ?2)"
-                         " - (SELECT first_sample FROM sample_blocks WHERE id = ?1)");
+  // The rows that blocks `first` to `last` (ids) claim to hold, unchecked:
+  // from the first's first row to the end of the last's, as blocks follow
+  // each other.
+  static uint64_t claimed_rows(SqliteDb& db, const BlockTable& table, int64_t first, int64_t last) {
+    std::string sql = fmt::format("SELECT (SELECT {0} + count FROM {1} WHERE id = ?2) - (SELECT {0} FROM {1} WHERE id = ?1)",
+                                  table.first_row, table.name);
+    SqliteStatement ends(db, sql.c_str());
     ends.bind(1, first).bind(2, last);
     return ends.step() ? static_cast<uint64_t>(std::max<int64_t>(ends.column_int(0), 0)) : 0;
   }
 
-  // A block's samples lie within its start and end (or a window would miss
-  // them) and are on stacks that exist.
-  void check_block(size_t stacks, int64_t id, std::span<const Sample> samples, TimeRange span) const {
-    for (const Sample& sample : samples) {
-      if (sample.ts_ns < span.from_ns || sample.ts_ns > span.to_ns) {
-        bad_row("sample_blocks", id, fmt::format("a sample at {} ns outside the block's {} to {} ns", sample.ts_ns,
-                                                 span.from_ns, span.to_ns));
-      }
-      if (sample.stack >= stacks) {
-        bad_row("sample_blocks", id, fmt::format("stack {} does not exist", sample.stack));
+  // A block's rows lie within its start and end, or a window would miss them.
+  template <typename Row>
+  void check_block_times(const BlockTable& table, int64_t id, std::span<const Row> rows, TimeRange span) const {
+    for (const Row& row : rows) {
+      if (row.ts_ns < span.from_ns || row.ts_ns > span.to_ns) {
+        bad_row(table.name, id, fmt::format("a {} at {} ns outside the block's {} to {} ns", table.row, row.ts_ns,
+                                            span.from_ns, span.to_ns));
       }
     }
   }
@@ -635,7 +677,16 @@ class RunFileReader::Reader {
                    tracks.push_back({string_ref(strings, "counter_tracks", id, s.column_int(1)), s.column_int(2),
                                      string_ref(strings, "counter_tracks", id, s.column_int(3))});
                  });
-    // A window keeps the values at its end too (run_window.hpp).
+    if (schema_version_ >= 4) {
+      // A window keeps the values at its end too (run_window.hpp).
+      std::optional<KeyRange> value_window;
+      if (window) value_window = KeyRange{window->from_ns, window->to_ns};
+      auto decode = [&tracks](std::string_view data, size_t count, std::vector<CounterValue>& out) {
+        return decode_counter_block(data, count, tracks.size(), out);
+      };
+      return read_blocks(db, kCounterBlocks, value_window, kept.from_ns, decode, values);
+    }
+    // Schema 1 to 3: a row per value.
     std::optional<WindowSelect> value_window;
     if (window) value_window = WindowSelect{"ts_ns", 2, window->from_ns, window->to_ns};
     auto reserve_values = [&](uint64_t claimed) { reserve(values, claimed); };

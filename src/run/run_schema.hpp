@@ -7,10 +7,11 @@ namespace stepscope::run_schema {
 inline constexpr const char* kFormatName = "stepscope.run";
 
 // Ids are the Run's dense indexes; a sample's is its block's first_sample
-// plus its place in the block. A window is read without the rest
-// (RunFileReader::load) through the blocks' index on time and, for spans,
-// flows and counter values, row_ranges: the span of each run of rows' key,
-// a row per table and commit rather than an index entry per row.
+// plus its place in the block, a counter value's its block's first_value
+// plus its place. A window is read without the rest (RunFileReader::load)
+// through the blocks' indexes on time and, for spans and flows, row_ranges:
+// the span of each run of rows' key, a row per table and commit rather than
+// an index entry per row.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,12 +34,13 @@ CREATE TABLE flows(id INTEGER PRIMARY KEY, from_span INTEGER NOT NULL, to_span I
                    kind INTEGER NOT NULL);
 CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid INTEGER NOT NULL,
                             unit INTEGER NOT NULL);
-CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,
-                            value REAL NOT NULL);
+CREATE TABLE counter_blocks(id INTEGER PRIMARY KEY, first_value INTEGER NOT NULL, count INTEGER NOT NULL,
+                            start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE row_ranges(id INTEGER PRIMARY KEY, rows TEXT NOT NULL, first_id INTEGER NOT NULL,
                         count INTEGER NOT NULL, low INTEGER NOT NULL, high INTEGER NOT NULL,
                         latest_ns INTEGER NOT NULL);
 CREATE INDEX sample_blocks_by_time ON sample_blocks(end_ns, start_ns);
+CREATE INDEX counter_blocks_by_time ON counter_blocks(end_ns, start_ns);
 )sql";
 
 }  // namespace stepscope::run_schema

@@ -65,7 +65,7 @@ std::optional<int64_t> earliest_ns(SqliteDb& db, const PastTrims& past) {
                     "SELECT min(t) FROM ("
                     " SELECT (SELECT start_ns FROM sample_blocks ORDER BY id LIMIT 1) AS t UNION ALL"
                     " SELECT (SELECT low FROM row_ranges WHERE rows = 'spans' ORDER BY id LIMIT 1) UNION ALL"
-                    " SELECT (SELECT low FROM row_ranges WHERE rows = 'counter_values' ORDER BY id LIMIT 1))");
+                    " SELECT (SELECT start_ns FROM counter_blocks ORDER BY id LIMIT 1))");
 }
 
 // Where it ends, about: the last block's end and the last runs' (a guess's
@@ -73,27 +73,31 @@ std::optional<int64_t> earliest_ns(SqliteDb& db, const PastTrims& past) {
 int64_t latest_ns(SqliteDb& db) {
   return query_int(db,
                     "SELECT max(t) FROM (SELECT max(end_ns) AS t FROM sample_blocks UNION ALL"
+                    " SELECT max(end_ns) FROM counter_blocks UNION ALL"
                     " SELECT latest_ns FROM (SELECT latest_ns FROM row_ranges ORDER BY id DESC LIMIT 16))")
       .value_or(std::numeric_limits<int64_t>::min());
 }
 
-// Deletes the blocks that end before `before_ns`, from the first on (blocks
-// follow each other in time), but the newest, which numbers the next
-// (run_writer.cpp): returns the samples they held.
-int64_t delete_sample_blocks(SqliteDb& db, int64_t before_ns) {
-  int64_t last_deleted = -1, samples = 0;
+// Deletes the blocks of `table` (sample_blocks, counter_blocks) that end
+// before `before_ns`, from the first on (blocks follow each other in time),
+// but the newest, which numbers the next (run_writer.cpp): returns the rows
+// they held.
+int64_t delete_blocks(SqliteDb& db, const char* table, int64_t before_ns) {
+  int64_t last_deleted = -1, rows = 0;
   {
     // The blocks' times, not their data (the record's last column, in overflow pages).
-    SqliteStatement blocks(db, "SELECT id, count, end_ns, id = (SELECT max(id) FROM sample_blocks)"
-                               " FROM sample_blocks ORDER BY id");
+    std::string sql = fmt::format("SELECT id, count, end_ns, id = (SELECT max(id) FROM {0}) FROM {0} ORDER BY id",
+                                  table);
+    SqliteStatement blocks(db, sql.c_str());
     while (blocks.step() && blocks.column_int(2) < before_ns && blocks.column_int(3) == 0) {
       last_deleted = blocks.column_int(0);
-      samples += blocks.column_int(1);
+      rows += blocks.column_int(1);
     }
   }
   if (last_deleted < 0) return 0;
-  SqliteStatement(db, "DELETE FROM sample_blocks WHERE id <= ?").bind(1, last_deleted).run();
-  return samples;
+  std::string sql = fmt::format("DELETE FROM {} WHERE id <= ?", table);
+  SqliteStatement(db, sql.c_str()).bind(1, last_deleted).run();
+  return rows;
 }
 
 // The first runs of a table's rows (row_ranges, in the order written) whose
@@ -140,15 +144,14 @@ int64_t first_span(SqliteDb& db) {
 
 // Deletes what ended before `before_ns`: sample blocks, runs of spans whose
 // latest end is before it, the runs of flows from spans no longer there, and
-// runs of counter values. Whole blocks and runs, from the first on, so that
+// counter blocks. Whole blocks and runs, from the first on, so that
 // every table's ids still run on without gaps from its first row.
 Dropped delete_before(SqliteDb& db, int64_t before_ns) {
   Dropped dropped;
-  dropped.samples = delete_sample_blocks(db, before_ns);
+  dropped.samples = delete_blocks(db, "sample_blocks", before_ns);
   dropped.spans = delete_runs(db, "spans", leading_runs(db, "spans", "latest_ns", before_ns));
   dropped.flows = delete_runs(db, "flows", leading_runs(db, "flows", "high", first_span(db)));
-  dropped.counter_values =
-      delete_runs(db, "counter_values", leading_runs(db, "counter_values", "high", before_ns));
+  dropped.counter_values = delete_blocks(db, "counter_blocks", before_ns);
   return dropped;
 }
 

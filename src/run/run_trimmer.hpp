@@ -31,8 +31,8 @@ class RunTrimmer {
   uint64_t used_bytes();
 
   // Outside a transaction, after a commit: when the file uses more than the
-  // limit, deletes the oldest rows, whole sample blocks and whole runs of
-  // row_ranges, never a row that ends at or after `keep_from_ns` (the newest
+  // limit, deletes the oldest rows, whole blocks (of samples, of counter
+  // values) and whole runs of row_ranges, never a row that ends at or after `keep_from_ns` (the newest
   // commit's), and writes the metadata that says what is gone. Returns that
   // metadata, for the Run, or nothing when the file was under its limit or
   // nothing could go. The file is brought under its limit at once, then on

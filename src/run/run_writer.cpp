@@ -10,6 +10,7 @@
 
 #include "run/batched_insert.hpp"
 #include "run/run_schema.hpp"
+#include "run/counter_block.hpp"
 #include "run/run_trimmer.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
@@ -99,19 +100,20 @@ struct RunWriter::Statements {
         spans(db, "INSERT", "spans", 10),
         flows(db, "INSERT", "flows", 4),
         counter_tracks(db, "INSERT", "counter_tracks", 4),
-        counter_values(db, "INSERT", "counter_values", 4),
         processes(db, "INSERT OR REPLACE", "processes", 7),
         threads(db, "INSERT OR REPLACE", "threads", 4),
         metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)"),
         // Blocks are numbered on from the file's last, as the other tables' rows.
         sample_block(db, "INSERT INTO sample_blocks(id, first_sample, count, start_ns, end_ns, data) "
                          "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM sample_blocks), ?, ?, ?, ?, ?)"),
+        counter_block(db, "INSERT INTO counter_blocks(id, first_value, count, start_ns, end_ns, data) "
+                          "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM counter_blocks), ?, ?, ?, ?, ?)"),
         row_range(db, "INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) "
                       "VALUES (?, ?, ?, ?, ?, ?)") {}
-  BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, counter_values,
-      processes, threads;
+  BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, processes, threads;
   SqliteStatement metadata;
-  SqliteStatement sample_block;  // a block is one row of tens of kB: no batching to gain
+  // A block is one row of tens of kB: no batching to gain.
+  SqliteStatement sample_block, counter_block;
   SqliteStatement row_range;
 };
 
@@ -191,7 +193,7 @@ void RunWriter::write_new_rows(const Run& run) {
               [](RowBinder& s, const StackNode& n) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
-  write_sample_blocks(run);
+  write_blocks(st.sample_block, run.samples, written_.samples, run.samples_dropped, encode_sample_block);
   append_rows(st.spans, run.spans, written_.spans, [](RowBinder& s, const Span& x) {
     s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
@@ -206,13 +208,8 @@ void RunWriter::write_new_rows(const Run& run) {
               [](RowBinder& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
               });
-  append_rows(st.counter_values, run.counter_values, written_.counter_values,
-              [](RowBinder& s, const CounterValue& x) {
-                s.bind(2, as_int(x.track)).bind(3, x.ts_ns).bind(4, x.value);
-              },
-              SIZE_MAX, run.counter_values_dropped);
-  write_row_ranges("counter_values", run.counter_values, written_.counter_values, run.counter_values_dropped,
-                   &CounterValue::ts_ns, &CounterValue::ts_ns);
+  write_blocks(statements_->counter_block, run.counter_values, written_.counter_values, run.counter_values_dropped,
+               encode_counter_block);
 }
 
 // For each run of up to kRowsPerRange rows new since the last commit: the
@@ -233,16 +230,17 @@ void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows
   }
 }
 
-// The samples new since the last commit, in blocks of up to
-// kSamplesPerBlock: a recorder's commit of a second is one block or a few.
-void RunWriter::write_sample_blocks(const Run& run) {
-  for (size_t first = written_.samples; first < run.samples.size(); first += kSamplesPerBlock) {
-    size_t count = std::min(kSamplesPerBlock, run.samples.size() - first);
-    std::span<const Sample> block(run.samples.data() + first, count);
-    auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Sample::ts_ns);
-    SqliteStatement& row = statements_->sample_block;
-    row.bind(1, static_cast<int64_t>(run.samples_dropped + first)).bind(2, static_cast<int64_t>(count));
-    row.bind(3, earliest->ts_ns).bind(4, latest->ts_ns).bind_blob(5, encode_sample_block(block)).run();
+// The rows new since the last commit, in blocks of up to kRowsPerBlock: a
+// recorder's commit of a second is one block or a few.
+template <typename Row, typename Encode>
+void RunWriter::write_blocks(SqliteStatement& insert, const std::vector<Row>& rows, size_t from, size_t dropped,
+                             Encode encode) {
+  for (size_t first = from; first < rows.size(); first += kRowsPerBlock) {
+    size_t count = std::min(kRowsPerBlock, rows.size() - first);
+    std::span<const Row> block(rows.data() + first, count);
+    auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Row::ts_ns);
+    insert.bind(1, static_cast<int64_t>(dropped + first)).bind(2, static_cast<int64_t>(count));
+    insert.bind(3, earliest->ts_ns).bind(4, latest->ts_ns).bind_blob(5, encode(block)).run();
   }
 }
 

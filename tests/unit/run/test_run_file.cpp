@@ -2,11 +2,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -354,11 +356,43 @@ TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
 TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
   save_run(make_full_run(), path("v99.db"));
   run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
-  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 3");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 4");
 }
 
-// Turns a file written now into one of schema 2: a row per sample, no sample blocks.
+// Turns a file written now into one of schema 3: a row per counter value,
+// no counter blocks, and their run of rows in row_ranges.
+void make_schema_three(const std::string& file, const Run& run) {
+  std::string sql =
+      "UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE counter_blocks;"
+      "CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
+      " value REAL NOT NULL);";
+  for (size_t i = 0; i < run.counter_values.size(); ++i) {
+    const CounterValue& v = run.counter_values[i];
+    sql += fmt::format("INSERT INTO counter_values VALUES ({}, {}, {}, {:.17g});", i, v.track, v.ts_ns, v.value);
+  }
+  if (!run.counter_values.empty()) {
+    auto [low, high] = std::ranges::minmax_element(run.counter_values, {}, &CounterValue::ts_ns);
+    sql += fmt::format("INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) VALUES "
+                       "('counter_values', 0, {}, {}, {}, {});",
+                       run.counter_values.size(), low->ts_ns, high->ts_ns, high->ts_ns);
+  }
+  run_sql(file, sql.c_str());
+}
+
+TEST_F(RunFileTest, SchemaVersionThreeStillLoads) {
+  stepscope::Run run = make_full_run();
+  ASSERT_FALSE(run.counter_values.empty());
+  save_run(run, path("v3.db"));
+  make_schema_three(path("v3.db"), run);
+  expect_same_run(run, load_run(path("v3.db")));
+  run_sql(path("v3.db"), "UPDATE counter_values SET track = 99 WHERE id = 0");
+  expect_load_error(path("v3.db"), "table counter_values row 0: counter track 99 does not exist");
+}
+
+// Turns a file written now into one of schema 2: a row per sample and
+// counter value, no blocks.
 void make_schema_two(const std::string& file, const Run& run) {
+  make_schema_three(file, run);
   std::string sql =
       "UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE sample_blocks;"
       "CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,"
@@ -413,6 +447,9 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
                         Case{"UPDATE sample_blocks SET count = 3", "table sample_blocks row 0"},
                         Case{"UPDATE sample_blocks SET data = x'0a78'", "corrupt compressed samples"},
                         Case{"UPDATE sample_blocks SET end_ns = 15", "a sample at 20 ns outside the block's"},
+                        Case{"UPDATE counter_blocks SET data = x'0a78'", "corrupt compressed counter values"},
+                        Case{"UPDATE counter_blocks SET end_ns = 10", "a counter value at 15 ns outside the block's"},
+                        Case{"DELETE FROM counter_tracks", "table counter_blocks row 0: counter track 0 does not exist"},
                         Case{"UPDATE spans SET kind = 200 WHERE id = 0", "unknown span kind 200"},
                         Case{"UPDATE frames SET file = 999 WHERE id = 1", "string 999 does not exist"},
                         Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},

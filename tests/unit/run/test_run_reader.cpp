@@ -130,8 +130,8 @@ TEST_F(RunReaderTest, TheErrorIsTheOneATableAfterTableReadMetFirst) {
       {"UPDATE flows SET to_span = 99999 WHERE id = 3;", "table flows row 3: span 99999 does not exist"},
       {"UPDATE counter_tracks SET unit = 9999 WHERE id = 0;",
        "table counter_tracks row 0: string 9999 does not exist"},
-      {"UPDATE counter_values SET track = 5 WHERE id = 11;",
-       "table counter_values row 11: counter track 5 does not exist"},
+      {"UPDATE counter_blocks SET data = x'0a78' WHERE id = 0;",
+       "table counter_blocks row 0: bad block header"},
   };
   for (size_t first = 0; first < breaks.size(); ++first) {
     SCOPED_TRACE(breaks[first].second);

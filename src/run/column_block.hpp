@@ -1,0 +1,94 @@
+// The encoding the run file's blocks share (docs/run-format.md, "Samples"
+// and "Counter values"): a block's rows column by column, each value a
+// LEB128 varint (differences and signed values zigzagged) or raw bytes, the
+// columns then deflated as one. Consecutive rows are nearly alike, so the
+// differences are small and the whole compresses to a few bytes a row.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace stepscope {
+
+// Differences are taken in unsigned arithmetic (wrapping, never undefined)
+// and zigzagged so that small negative ones stay small: 0, -1, 1, -2 ... ->
+// 0, 1, 2, 3 ...
+inline uint64_t zigzag(uint64_t delta) { return (delta << 1) ^ (0 - (delta >> 63)); }
+inline uint64_t unzigzag(uint64_t value) { return (value >> 1) ^ (0 - (value & 1)); }
+inline uint64_t as_unsigned(int64_t value) { return static_cast<uint64_t>(value); }
+
+class ColumnWriter {
+ public:
+  explicit ColumnWriter(size_t expected_bytes) { raw_.reserve(expected_bytes); }
+
+  void varint(uint64_t value) {
+    while (value >= 0x80) {
+      raw_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    raw_.push_back(static_cast<char>(value));
+  }
+  void signed_varint(int64_t value) { varint(zigzag(as_unsigned(value))); }
+  void byte(uint8_t value) { raw_.push_back(static_cast<char>(value)); }
+  // Eight bytes, least significant first.
+  void word(uint64_t value) {
+    for (int shift = 0; shift < 64; shift += 8) byte(static_cast<uint8_t>(value >> shift));
+  }
+
+  // A column of each row's `value` less the previous row's (the first's less 0).
+  template <typename Row, typename Value>
+  void deltas(std::span<const Row> rows, Value value) {
+    uint64_t previous = 0;
+    for (const Row& row : rows) {
+      uint64_t current = value(row);
+      varint(zigzag(current - previous));
+      previous = current;
+    }
+  }
+
+  // The block: the columns' size as a varint, then the columns deflated
+  // (zlib format, what Python's zlib.decompress reads).
+  std::string compressed() const;
+
+ private:
+  std::string raw_;
+};
+
+class ColumnReader {
+ public:
+  // The columns of `block`; nullopt, with `error`, when its header or its
+  // compressed bytes are bad, or its columns take fewer than `min_bytes` or
+  // more than `max_bytes` (bounds the caller knows from its row count, which
+  // keep a corrupt header from asking for gigabytes). `rows` names them in
+  // the error.
+  static std::optional<ColumnReader> open(std::string_view block, size_t min_bytes, size_t max_bytes,
+                                          std::string_view rows, std::string& error);
+
+  // 0, and failed() from then on, when it runs past the end or 64 bits.
+  uint64_t varint();
+  int64_t signed_varint() { return static_cast<int64_t>(unzigzag(varint())); }
+  uint8_t byte();
+  uint64_t word();
+
+  // Gives each row its value from a column of differences (deltas above).
+  template <typename Row, typename Assign>
+  void deltas(std::span<Row> rows, Assign assign) {
+    uint64_t previous = 0;
+    for (Row& row : rows) assign(row, previous += unzigzag(varint()));
+  }
+
+  bool failed() const { return failed_; }
+  size_t remaining() const { return raw_.size() - at_; }
+
+ private:
+  explicit ColumnReader(std::string raw) : raw_(std::move(raw)) {}
+  std::string raw_;
+  size_t at_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace stepscope

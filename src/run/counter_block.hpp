@@ -1,0 +1,30 @@
+// How a run file keeps its counter values (schema 4, docs/run-format.md):
+// blocks of consecutive values, each one compressed BLOB, as samples are
+// kept (sample_block.hpp).
+//
+// A recording writes a value per counter track and second (hundreds of
+// tracks: CPUs, disks, processes, GPUs), most of them equal or near the
+// track's previous one. A row each cost ~24 bytes on disk and a step of
+// SQLite per value to read: half of a long recording's file, and a sixth
+// of a job report's CPU.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "run/run.hpp"
+
+namespace stepscope {
+
+// The block's values, in order, encoded and compressed.
+std::string encode_counter_block(std::span<const CounterValue> values);
+
+// Appends the `count` values of `data` to `out`, whose tracks must be below
+// `tracks` (the run's counter tracks). Returns an empty string on success,
+// else what is wrong with the bytes (the caller names the row).
+std::string decode_counter_block(std::string_view data, size_t count, size_t tracks, std::vector<CounterValue>& out);
+
+}  // namespace stepscope
