@@ -1,24 +1,30 @@
 #!/usr/bin/env python3
-"""The samples of a stepscope run file, decoded from its sample blocks (schema 3).
+"""The samples and counter values of a stepscope run file, decoded from its
+blocks (samples from schema 3 on, counter values from schema 4 on).
 
 A reference decoder of the layout docs/run-format.md describes, and a way to
-query samples with SQL as files of schema 1 and 2 allowed:
+query them with SQL as files of older schemas allowed:
 
     python3 tools/run_samples.py RUN.db "SELECT state, COUNT(*) FROM samples GROUP BY state"
 
-loads the samples into a temporary table `samples(id, ts_ns, pid, tid, stack,
-state, gil)` beside the file's own tables and prints the query's rows as
-sqlite3 does (columns separated by |). Files of schema 1 and 2 are queried
-as they are. As a module: `samples(connection)` yields the rows.
+loads them into temporary tables `samples(id, ts_ns, pid, tid, stack, state,
+gil)` and `counter_values(id, track, ts_ns, value)` beside the file's own
+tables and prints the query's rows as sqlite3 does (columns separated by |).
+Tables a file of an older schema has are queried as they are. As a module:
+`samples(connection)` and `counter_values(connection)` yield the rows,
+`open_with_samples(path)` gives a connection with both tables.
 
+    python3 tools/run_samples.py --schema-3 RUN.db OUT.db
     python3 tools/run_samples.py --schema-2 RUN.db OUT.db
 
-writes a copy of the run in schema 2 (a row per sample), as stepscope wrote
-runs before: the tests and bench/run_storage.py compare the two.
+write a copy of the run in schema 3 (a row per counter value) or 2 (a row
+per sample too), as stepscope wrote runs before: the tests and benchmarks
+compare them.
 """
 import itertools
 import os
 import sqlite3
+import struct
 import sys
 import zlib
 
@@ -69,35 +75,104 @@ def decode_block(data, count):
             for i in range(count)]
 
 
+def decode_counter_block(data, count):
+    """The block's counter values as (track, ts_ns, value) tuples."""
+    header = _varints(data, 0)
+    raw_size, start = next(header)
+    raw = zlib.decompress(data[start:])
+    assert len(raw) == raw_size, "a block's size does not match its header"
+    values = _varints(raw, 0)
+    columns = [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(2)]
+    track, ts = (_running_sums(column) for column in columns)
+    words = struct.unpack_from(f"<{count}Q", raw, len(raw) - 8 * count)
+    previous, out = {}, []
+    for i in range(count):
+        bits = words[i] ^ previous.get(track[i], 0)  # XORed with the track's previous value in the block
+        previous[track[i]] = bits
+        out.append((track[i], ts[i], struct.unpack("<d", struct.pack("<Q", bits))[0]))
+    return out
+
+
+def _block_rows(db, table, first_column, decode):
+    for first, count, data in db.execute(f"SELECT {first_column}, count, data FROM {table} ORDER BY id"):
+        for i, row in enumerate(decode(data, count)):
+            yield (first + i,) + row
+
+
+def counter_values(db):
+    """Every counter value of the run open as `db` (schema 4 on), in id order, id first."""
+    return _block_rows(db, "counter_blocks", "first_value", decode_counter_block)
+
+
 def samples(db):
     """Every sample of the run open as `db` (an sqlite3 connection), in id order, id first."""
-    for first, count, data in db.execute("SELECT first_sample, count, data FROM sample_blocks ORDER BY id"):
-        for i, sample in enumerate(decode_block(data, count)):
-            yield (first + i,) + sample
+    return _block_rows(db, "sample_blocks", "first_sample", decode_block)
+
+
+def _has_table(db, name):
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
 
 def has_sample_blocks(db):
-    return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sample_blocks'").fetchone() is not None
+    return _has_table(db, "sample_blocks")
+
+
+SAMPLES_TABLE = "samples(id INTEGER PRIMARY KEY, ts_ns INTEGER, pid INTEGER, tid INTEGER, stack INTEGER," \
+                " state INTEGER, gil INTEGER)"
+COUNTER_VALUES_TABLE = "counter_values(id INTEGER PRIMARY KEY, track INTEGER, ts_ns INTEGER, value REAL)"
 
 
 def open_with_samples(path):
-    """A read-only connection to the run where `samples` is a table, in every schema."""
+    """A read-only connection to the run where `samples` and `counter_values` are tables, in every schema."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     if has_sample_blocks(db):
-        db.execute("CREATE TEMP TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER, pid INTEGER, tid INTEGER,"
-                   " stack INTEGER, state INTEGER, gil INTEGER)")
+        db.execute(f"CREATE TEMP TABLE {SAMPLES_TABLE}")
         db.executemany("INSERT INTO temp.samples VALUES (?, ?, ?, ?, ?, ?, ?)", samples(db))
+    if _has_table(db, "counter_blocks"):
+        db.execute(f"CREATE TEMP TABLE {COUNTER_VALUES_TABLE}")
+        db.executemany("INSERT INTO temp.counter_values VALUES (?, ?, ?, ?)", counter_values(db))
     return db
 
 
-def write_schema_two(path, out):
-    """Copies the run at `path` to `out` with its samples as rows, in schema 2."""
+def _copy(path, out):
     if os.path.exists(out):
         os.remove(out)
     source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     source.execute("VACUUM INTO ?", (out,))
     source.close()
-    db = sqlite3.connect(out)
+    return sqlite3.connect(out)
+
+
+def _counter_values_as_rows(db):
+    """Schema 4 to 3: the counter blocks become rows, and a run of them in row_ranges per block."""
+    if not _has_table(db, "counter_blocks"):
+        return
+    blocks = db.execute("SELECT first_value, count, start_ns, end_ns FROM counter_blocks ORDER BY id").fetchall()
+    rows = list(counter_values(db))
+    db.executescript("""
+        CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,
+                                    value REAL NOT NULL);
+        DROP TABLE counter_blocks;
+        UPDATE meta SET value = '3' WHERE key = 'schema_version';""")
+    db.executemany("INSERT INTO counter_values VALUES (?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns)"
+                   " VALUES ('counter_values', ?, ?, ?, ?, ?)",
+                   [(first, count, start, end, end) for first, count, start, end in blocks])
+
+
+def write_schema_three(path, out):
+    """Copies the run at `path` to `out` with its counter values as rows, in schema 3."""
+    db = _copy(path, out)
+    _counter_values_as_rows(db)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+def write_schema_two(path, out):
+    """Copies the run at `path` to `out` with its samples and counter values as rows, in schema 2."""
+    db = _copy(path, out)
+    _counter_values_as_rows(db)
     rows = list(samples(db))
     db.executescript("""
         CREATE TABLE samples(id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
@@ -112,10 +187,11 @@ def write_schema_two(path, out):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "--schema-2":
-        return write_schema_two(argv[2], argv[3])
+    if len(argv) == 4 and argv[1] in ("--schema-2", "--schema-3"):
+        write = write_schema_two if argv[1] == "--schema-2" else write_schema_three
+        return write(argv[2], argv[3])
     if len(argv) != 3:
-        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2 RUN.db OUT.db")
+        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2 RUN.db OUT.db | --schema-3 RUN.db OUT.db")
     db = open_with_samples(argv[1])
     for row in db.execute(argv[2]):
         print("|".join("" if v is None else str(v) for v in row))

@@ -13,7 +13,10 @@ the rules' lines (docs/diagnosis.md), and where EXPECTED says (checked by
 hand). No input sits near a line: each is far from it or fails one condition
 outright (trace_diff's 49 %).
 """
-import glob, gzip, json, os, shutil, sqlite3, subprocess, sys
+import glob, gzip, json, os, shutil, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from run_samples import open_with_samples  # noqa: E402
 
 SMALL, MIN_SMALL, SMALL_OF_COPIES, PAGEABLE_OF_BUSY, MIN_EVENTS, DEVICE_PEAK = 65536, 100, 0.5, 0.10, 10, 0.90
 MIN_SMALL_PER_STEP = 10
@@ -89,7 +92,7 @@ def run_numbers(path):
     """A recorded run (docs/run-format.md): span kinds 9 kernel, 10 memcpy, 11
     memset; a copy's direction and memory kind in its detail (`HtoD Pageable`);
     NVML's gpu.I.memory_used_bytes against gpu.I.memory_total_bytes."""
-    db = sqlite3.connect(path)
+    db = open_with_samples(path)  # counter values are kept in blocks
     device = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind IN (9, 10, 11)").fetchall()
     copies = db.execute("""SELECT s.value, NULLIF(bytes, 0), end_ns - start_ns FROM spans
                            JOIN strings s ON s.id = spans.detail WHERE kind = 10""").fetchall()

@@ -26,11 +26,12 @@ PYEOF
 if have_kineto; then
 # --- device: df_index_resolver's 26 770 CUDA memory events -------------------
 expect_status 0 "$STEPSCOPE" import "$kineto/df_index_resolver/df_index_resolver.json.gz" -o "$WORK/dfir.db"
-"$PY" - "$kineto/df_index_resolver/df_index_resolver.json.gz" "$WORK/dfir.db" <<'PYEOF' || fail "memory events of df_index_resolver"
-import gzip, json, sqlite3, sys
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$kineto/df_index_resolver/df_index_resolver.json.gz" "$WORK/dfir.db" <<'PYEOF' || fail "memory events of df_index_resolver"
+import gzip, json, sys
+from run_samples import open_with_samples
 trace = json.load(gzip.open(sys.argv[1], "rt"))
 events = [e for e in trace["traceEvents"] if e.get("name") == "[memory]" and e["args"]["Device Type"] == 1]
-db = sqlite3.connect(sys.argv[2])
+db = open_with_samples(sys.argv[2])
 rows = db.execute("""SELECT n.value, t.pid, COUNT(*), MAX(v.value), MIN(v.ts_ns), MAX(v.ts_ns)
                      FROM counter_values v JOIN counter_tracks t ON t.id = v.track JOIN strings n ON n.id = t.name
                      WHERE n.value LIKE 'process.gpu.%' GROUP BY t.id ORDER BY n.value""").fetchall()
@@ -74,9 +75,10 @@ hold() {
 }
 
 hold high 430
-"$PY" - "$WORK/high.db" "$limit" <<'PYEOF' || fail "the cgroup's counters in the run"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/high.db" "$limit" <<'PYEOF' || fail "the cgroup's counters in the run"
+import sys
+from run_samples import open_with_samples
+db = open_with_samples(sys.argv[1])
 def values(name):
     return [v for (v,) in db.execute("""SELECT v.value FROM counter_values v JOIN counter_tracks t ON t.id = v.track
                                         JOIN strings n ON n.id = t.name WHERE n.value = ?""", (name,))]

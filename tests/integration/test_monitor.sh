@@ -154,7 +154,7 @@ while time.monotonic() < end: pass'
 db=$WORK/run.db
 root=$(sqlite3 "$db" 'SELECT pid FROM processes ORDER BY id LIMIT 1')
 track_values() {  # NAME PID
-  sqlite3 "$db" "SELECT COUNT(*) FROM counter_values v JOIN counter_tracks t ON t.id = v.track
+  run_sql "$db" "SELECT COUNT(*) FROM counter_values v JOIN counter_tracks t ON t.id = v.track
                  JOIN strings n ON n.id = t.name WHERE n.value = '$1' AND t.pid = $2"
 }
 [ "$(track_values process.cpu_percent "$root")" -ge 5 ] || fail "no process.cpu_percent values for pid $root"
@@ -163,7 +163,7 @@ track_values() {  # NAME PID
 unit=$(sqlite3 "$db" "SELECT u.value FROM counter_tracks t JOIN strings n ON n.id = t.name
                       JOIN strings u ON u.id = t.unit WHERE n.value = 'memory.used_bytes'")
 [ "$unit" = bytes ] || fail "memory.used_bytes has unit '$unit'"
-peak=$(sqlite3 "$db" "SELECT MAX(v.value) FROM counter_values v JOIN counter_tracks t ON t.id = v.track
+peak=$(run_sql "$db" "SELECT MAX(v.value) FROM counter_values v JOIN counter_tracks t ON t.id = v.track
                       JOIN strings n ON n.id = t.name WHERE n.value = 'process.cpu_percent' AND t.pid = $root")
 within "$peak" 30 150 || fail "recorded process.cpu_percent peaked at $peak"
 in_span=$(run_sql "$db" "SELECT COUNT(*) FROM counter_values WHERE ts_ns < (SELECT MIN(ts_ns) FROM samples) - 1000000000
