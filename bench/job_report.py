@@ -12,7 +12,9 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
 
 Prints wall time and peak RSS (medians) and their ratio. --baseline BINARY times another build's
 `stepscope` (say, a copy of the commit before a change) in the same rounds, as `one-base` and
-`job-base`; --save-source PATH keeps the recording for the next run's --source.
+`job-base`, on copies of the runs in schema 3 (a build from before schema 4 reads no newer file),
+and this build on the same copies as `one-3` and `job-3`; --save-source PATH keeps the recording
+for the next run's --source.
 
   bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
                       [--save-source PATH] [--stepscope BINARY] [--baseline BINARY]
@@ -30,6 +32,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from run_samples import write_schema_three  # noqa: E402
 
 
 def record_source(path, ranks_per_run, steps):
@@ -86,18 +90,26 @@ def main():
             record_source(source, args.ranks_per_run, args.steps)
         if args.save_source:
             shutil.copyfile(source, args.save_source)
-        job = os.path.join(work, "job")
-        os.mkdir(job)
         runs = args.ranks // args.ranks_per_run
-        for node in range(runs):
-            relabel(source, os.path.join(job, f"node{node:03d}.db"), node, args.ranks_per_run)
-        binaries = {"": args.stepscope}
+
+        def make_job(source, job):
+            os.mkdir(job)
+            for node in range(runs):
+                relabel(source, os.path.join(job, f"node{node:03d}.db"), node, args.ranks_per_run)
+            return source, job
+
+        # suffix: (the build, the source run, the job's directory)
+        binaries = {"": (args.stepscope, *make_job(source, os.path.join(work, "job")))}
         if args.baseline:
-            binaries["-base"] = args.baseline
+            source_3 = os.path.join(work, "source-schema3.db")
+            write_schema_three(source, source_3)
+            files_3 = make_job(source_3, os.path.join(work, "job-schema3"))
+            binaries["-3"] = (args.stepscope, *files_3)
+            binaries["-base"] = (args.baseline, *files_3)
         results = {f"{what}{suffix}": [] for suffix in binaries for what in ("one", "job")}
         for _ in range(args.rounds):
-            for suffix, binary in binaries.items():
-                results[f"one{suffix}"].append(timed([binary, "report", "--json", source]))
+            for suffix, (binary, one, job) in binaries.items():
+                results[f"one{suffix}"].append(timed([binary, "report", "--json", one]))
                 results[f"job{suffix}"].append(timed([binary, "report", "--json", job]))
         size = os.path.getsize(source)
         print(f"{runs} runs of {args.ranks_per_run} rank(s), {size / 1e6:.2f} MB each; medians of {args.rounds}; "

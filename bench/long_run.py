@@ -10,16 +10,18 @@ interleaved:
 
   window    `report --json --window -600:` (the last ten minutes: read through the time index)
   whole     `report --json` (the whole run)
-  window-2  the same window of the same run in schema 2 (a row per sample, no index: read
-            whole, then cut), the format before; only for runs up to --schema-2-hours, as the
-            copy is made in Python
+  window-3  the same window of the same run in schema 3 (a row per counter value), and
+  whole-3   the whole of it: runs up to --schema-3-hours, as the copy is made in Python
+  window-2  the same window of the same run in schema 2 (a row per sample and counter value, no
+            index: read whole, then cut); only for runs up to --schema-2-hours
 
 Prints wall time and peak RSS (medians), the file's size and its bytes per sample. --baseline
 BINARY adds `window` and `whole` of another build's `stepscope` (say, a copy of the commit before
-a change) to the same rounds, as `window-b` and `whole-b`.
+a change) to the same rounds, as `window-b` and `whole-b`, on the schema-3 copy when there is one
+(a build from before schema 4 reads no newer file).
 
   bench/long_run.py [--hours 0.25,1] [--ranks 8] [--rounds 3] [--source RUN.db] [--baseline BINARY]
-                    [--stepscope BINARY]
+                    [--schema-2-hours H] [--schema-3-hours H] [--stepscope BINARY]
 """
 import argparse
 import os
@@ -33,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
 LONG_RUN = os.path.join(ROOT, "build", "bench", "stepscope_long_run")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from run_samples import write_schema_two  # noqa: E402
+from run_samples import write_schema_three, write_schema_two  # noqa: E402
 
 
 def record_source(path, seconds):
@@ -70,6 +72,7 @@ def main():
     p.add_argument("--source")
     p.add_argument("--source-seconds", type=float, default=30)
     p.add_argument("--schema-2-hours", type=float, default=0.25)
+    p.add_argument("--schema-3-hours", type=float, default=0)
     p.add_argument("--baseline")
     p.add_argument("--stepscope", default=STEPSCOPE, help="the build to time (default: build/stepscope)")
     args = p.parse_args()
@@ -82,27 +85,33 @@ def main():
     for hours in (float(h) for h in args.hours.split(",")):
         run = os.path.join(work, f"long-{hours}h.db")
         subprocess.run([LONG_RUN, source, run, str(args.ranks), str(hours)], check=True, stdout=subprocess.DEVNULL)
-        cases = {"window": (["report", "--json", run, "--window", "-600:"], args.stepscope),
-                 "whole": (["report", "--json", run], args.stepscope)}
+        # name: (the file, the build)
+        cases = {"window": (run, args.stepscope), "whole": (run, args.stepscope)}
+        baseline_run = run
+        if hours <= args.schema_3_hours:
+            baseline_run = os.path.join(work, f"long-{hours}h-schema3.db")
+            write_schema_three(run, baseline_run)
+            cases["window-3"] = cases["whole-3"] = (baseline_run, args.stepscope)
         if args.baseline:
-            cases["window-b"] = (cases["window"][0], args.baseline)
-            cases["whole-b"] = (cases["whole"][0], args.baseline)
+            cases["window-b"] = cases["whole-b"] = (baseline_run, args.baseline)
         if hours <= args.schema_2_hours:
             old = os.path.join(work, f"long-{hours}h-schema2.db")
             write_schema_two(run, old)
-            cases["window-2"] = (["report", "--json", old, "--window", "-600:"], args.stepscope)
+            cases["window-2"] = (old, args.stepscope)
         results = {name: [] for name in cases}
         for _ in range(args.rounds):
-            for name, (command, binary) in cases.items():
-                results[name].append(timed(command, binary))
+            for name, (path, binary) in cases.items():
+                window = ["--window", "-600:"] if name.startswith("window") else []
+                results[name].append(timed(["report", "--json", path, *window], binary))
         samples = samples_in(run)
-        size = os.path.getsize(run)
         for name, runs in results.items():
             wall = statistics.median(r[0] for r in runs)
             rss = statistics.median(r[1] for r in runs)
+            size = os.path.getsize(cases[name][0])
             print(f"{hours:>6} {int(samples):>11} {size / 1e6:>8.1f} {size / samples:>8.2f}  {name:<9} {wall:>7.2f} "
                   f"{rss:>9.0f}")
-        os.remove(run)
+        for path in {path for path, _ in cases.values()}:
+            os.remove(path)
 
 
 if __name__ == "__main__":

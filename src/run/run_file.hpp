@@ -68,8 +68,7 @@ class RunWriter {
   // decodes beyond its edges.
   static constexpr size_t kRowsPerBlock = 4096;
   template <typename Row, typename Key, typename Latest>
-  void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, size_t dropped, Key key,
-                        Latest latest);
+  void write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key, Latest latest);
   // A whole run written at once (an import) still reads a window in pieces.
   static constexpr size_t kRowsPerRange = 4096;
   void write_mutable_rows(const Run& run);

@@ -19,9 +19,9 @@
 #include <fmt/format.h>
 
 #include "run/run_file.hpp"
+#include "run/counter_block.hpp"
 #include "run/metadata_table.hpp"
 #include "run/run_schema.hpp"
-#include "run/counter_block.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "run/trimmed_run.hpp"
@@ -228,8 +228,9 @@ class RunFileReader::Reader {
         " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
         "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
         "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1)",
-        schema_version_ >= 4 ? "SELECT max(end_ns) FROM counter_blocks WHERE end_ns >= ?1"
-                             : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1");
+        schema_version_ >= 4
+            ? "SELECT max(end_ns) FROM counter_blocks WHERE end_ns >= ?1"
+            : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1");
     SqliteStatement ends(db_, sql.c_str());
     ends.bind(1, from_ns);
     if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
@@ -572,8 +573,9 @@ class RunFileReader::Reader {
   // from the first's first row to the end of the last's, as blocks follow
   // each other.
   static uint64_t claimed_rows(SqliteDb& db, const BlockTable& table, int64_t first, int64_t last) {
-    std::string sql = fmt::format("SELECT (SELECT {0} + count FROM {1} WHERE id = ?2) - (SELECT {0} FROM {1} WHERE id = ?1)",
-                                  table.first_row, table.name);
+    std::string sql = fmt::format(
+        "SELECT (SELECT {0} + count FROM {1} WHERE id = ?2) - (SELECT {0} FROM {1} WHERE id = ?1)", table.first_row,
+        table.name);
     SqliteStatement ends(db, sql.c_str());
     ends.bind(1, first).bind(2, last);
     return ends.step() ? static_cast<uint64_t>(std::max<int64_t>(ends.column_int(0), 0)) : 0;

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "run/batched_insert.hpp"
-#include "run/run_schema.hpp"
 #include "run/counter_block.hpp"
+#include "run/run_schema.hpp"
 #include "run/run_trimmer.hpp"
 #include "run/sample_block.hpp"
 #include "run/sqlite_db.hpp"
@@ -21,13 +21,12 @@ namespace stepscope {
 namespace {
 
 // Inserts rows [from, to) of a table (all from `from` by default); each
-// row's id is its index (after the `dropped` rows no longer in memory), so a
-// reader can tell a gap from a complete table.
+// row's id is its index, so a reader can tell a gap from a complete table.
 template <typename Row, typename BindFn>
-void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t from,
-                 BindFn bind_columns, size_t to = SIZE_MAX, size_t dropped = 0) {
+void append_rows(BatchedInsert& insert, const std::vector<Row>& rows, size_t from, BindFn bind_columns,
+                 size_t to = SIZE_MAX) {
   insert.append(from, std::min(to, rows.size()), [&](RowBinder& row, size_t i) {
-    row.bind(1, static_cast<int64_t>(dropped + i));
+    row.bind(1, static_cast<int64_t>(i));
     bind_columns(row, rows[i]);
   });
 }
@@ -199,11 +198,11 @@ void RunWriter::write_new_rows(const Run& run) {
     s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
     s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
   });
-  write_row_ranges("spans", run.spans, written_.spans, 0, &Span::start_ns, &Span::end_ns);
+  write_row_ranges("spans", run.spans, written_.spans, &Span::start_ns, &Span::end_ns);
   append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
     s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
   });
-  write_row_ranges("flows", run.flows, written_.flows, 0, &Flow::from, &Flow::from);
+  write_row_ranges("flows", run.flows, written_.flows, &Flow::from, &Flow::from);
   append_rows(st.counter_tracks, run.counter_tracks, written_.counter_tracks,
               [](RowBinder& s, const CounterTrack& x) {
                 s.bind(2, as_int(x.name)).bind(3, x.pid).bind(4, as_int(x.unit));
@@ -216,15 +215,15 @@ void RunWriter::write_new_rows(const Run& run) {
 // least and greatest `key` (what a window selects the table's rows by) and
 // the latest `latest` (where they end, for the run's extent).
 template <typename Row, typename Key, typename Latest>
-void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, size_t dropped,
-                                 Key key, Latest latest) {
+void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key,
+                                 Latest latest) {
   for (size_t first = from; first < rows.size(); first += kRowsPerRange) {
     size_t count = std::min(kRowsPerRange, rows.size() - first);
     std::span<const Row> range(rows.data() + first, count);
     auto [low, high] = std::ranges::minmax_element(range, {}, key);
     auto last = std::ranges::max_element(range, {}, latest);
     SqliteStatement& row = statements_->row_range;
-    row.bind_text(1, table).bind(2, static_cast<int64_t>(dropped + first)).bind(3, static_cast<int64_t>(count));
+    row.bind_text(1, table).bind(2, static_cast<int64_t>(first)).bind(3, static_cast<int64_t>(count));
     row.bind(4, static_cast<int64_t>(std::invoke(key, *low))).bind(5, static_cast<int64_t>(std::invoke(key, *high)));
     row.bind(6, static_cast<int64_t>(std::invoke(latest, *last))).run();
   }

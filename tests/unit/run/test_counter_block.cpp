@@ -28,11 +28,12 @@ std::vector<CounterValue> round_trip(const std::vector<CounterValue>& values, si
 }
 
 TEST(CounterBlock, EveryValueSurvivesExactly) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
+  using Time = std::numeric_limits<int64_t>;
+  using Value = std::numeric_limits<double>;
   std::vector<CounterValue> values = {
-      {0, 100, 0.0},  {1, 100, -0.0}, {2, 100, std::numeric_limits<double>::quiet_NaN()}, {0, 200, 0.0},
-      {1, 50, kInf},  {2, 300, -kInf}, {3, std::numeric_limits<int64_t>::min(), std::numeric_limits<double>::denorm_min()},
-      {3, std::numeric_limits<int64_t>::max(), std::numeric_limits<double>::max()}, {0, 0, 1.5e9}, {0, 1, 1.5e9 + 1}};
+      {0, 100, 0.0},        {1, 100, -0.0},       {2, 100, Value::quiet_NaN()}, {0, 200, 0.0},
+      {1, 50, Value::infinity()}, {2, 300, -Value::infinity()}, {3, Time::min(), Value::denorm_min()},
+      {3, Time::max(), Value::max()}, {0, 0, 1.5e9}, {0, 1, 1.5e9 + 1}};
   expect_same_values(values, round_trip(values, 4));
 }
 
