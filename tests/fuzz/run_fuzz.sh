@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang and fuzzes one for a bounded time:
-# run_fuzz.sh BUILD_DIR [SECONDS [TARGET]], TARGET chrome_trace (the default)
-# or hook_datagram, its seeds in corpus/TARGET. Exits 77 (ctest: skipped)
+# run_fuzz.sh BUILD_DIR [SECONDS [TARGET]], TARGET chrome_trace (the default),
+# hook_datagram or run_blocks, its seeds in corpus/TARGET. Exits 77 (ctest: skipped)
 # without clang or libFuzzer. New inputs go to BUILD_DIR/corpus_TARGET, never
 # to the seed corpus in the repository; a crash leaves BUILD_DIR/TARGET-crash-*
 # to reproduce with: BUILD_DIR/fuzz_TARGET BUILD_DIR/TARGET-crash-...

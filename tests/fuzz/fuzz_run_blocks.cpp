@@ -1,0 +1,80 @@
+// libFuzzer target for the blocks a run file keeps its samples and counter
+// values in (run/sample_block.hpp, run/counter_block.hpp): a file may come
+// from anywhere, so any bytes must decode to rows within their bounds, or be
+// refused with the vector as it was. What decodes encodes back to blocks
+// that decode to the same rows. A crash, a sanitizer report or a broken
+// bound is a bug.
+//
+// Input: a byte choosing the decoder (even: samples, odd: counter values),
+// a byte of row count, a byte of counter tracks, then the block.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "run/counter_block.hpp"
+#include "run/sample_block.hpp"
+
+namespace {
+
+using stepscope::CounterValue;
+using stepscope::Sample;
+
+bool same(const Sample& a, const Sample& b) {
+  return a.ts_ns == b.ts_ns && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack && a.state == b.state &&
+         a.holds_gil == b.holds_gil;
+}
+
+bool same(const CounterValue& a, const CounterValue& b) {
+  return a.track == b.track && a.ts_ns == b.ts_ns && std::memcmp(&a.value, &b.value, sizeof a.value) == 0;
+}
+
+// Decodes `block` after one row already there; checks the bounds and the
+// round trip.
+template <typename Row, typename Decode, typename Encode>
+void check(std::string_view block, size_t count, Decode decode, Encode encode) {
+  std::vector<Row> rows(1);
+  if (!decode(block, count, rows).empty()) {
+    if (rows.size() != 1) __builtin_trap();
+    return;
+  }
+  if (rows.size() != count + 1) __builtin_trap();
+  std::vector<Row> decoded(rows.begin() + 1, rows.end()), again;
+  if (!decode(encode(decoded), count, again).empty() || again.size() != count) __builtin_trap();
+  for (size_t i = 0; i < count; ++i) {
+    if (!same(decoded[i], again[i])) __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 3) return 0;
+  std::string_view block(reinterpret_cast<const char*>(data) + 3, size - 3);
+  const size_t count = data[1], tracks = data[2];
+  if (data[0] % 2 == 0) {
+    check<Sample>(
+        block, count,
+        [](std::string_view bytes, size_t n, std::vector<Sample>& out) {
+          std::string error = stepscope::decode_sample_block(bytes, n, out);
+          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
+            if (out[i].state > stepscope::ThreadState::kDiskWait) __builtin_trap();
+          }
+          return error;
+        },
+        [](const std::vector<Sample>& rows) { return stepscope::encode_sample_block(rows); });
+  } else {
+    check<CounterValue>(
+        block, count,
+        [tracks](std::string_view bytes, size_t n, std::vector<CounterValue>& out) {
+          std::string error = stepscope::decode_counter_block(bytes, n, tracks, out);
+          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
+            if (out[i].track >= tracks) __builtin_trap();
+          }
+          return error;
+        },
+        [](const std::vector<CounterValue>& rows) { return stepscope::encode_counter_block(rows); });
+  }
+  return 0;
+}
