@@ -1,12 +1,25 @@
 #include "analyses/process_summary.hpp"
 
+#include <cstdint>
 #include <map>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
+
+#include "analyses/thread_key.hpp"
 
 namespace stepscope {
 
 namespace {
+
+// The threads seen so far, each (pid, tid) once.
+class SeenThreads {
+ public:
+  bool first_time(int64_t pid, int64_t tid) { return seen_.insert({pid, tid}).second; }
+
+ private:
+  std::unordered_set<ThreadKey, ThreadKeyHash> seen_;
+};
 
 bool is_imported_trace(const Run& run) {
   auto format = run.metadata.find("source_format");
@@ -39,7 +52,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run) { return summari
 
 std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus& census) {
   std::vector<ProcessSummary> out;
-  std::map<int64_t, size_t> index_of_pid;  // the latest process with that pid
+  std::unordered_map<int64_t, size_t> index_of_pid;  // the latest process with that pid
   for (const Process& p : run.processes) {
     ProcessSummary& s = out.emplace_back();
     s.pid = p.pid;
@@ -53,7 +66,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus
     }
     index_of_pid[p.pid] = out.size() - 1;
   }
-  std::set<std::pair<int64_t, int64_t>> threads;
+  SeenThreads threads;
   for (const Sample& sample : run.samples) {
     auto found = index_of_pid.find(sample.pid);
     if (found == index_of_pid.end()) continue;
@@ -62,7 +75,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus
     s.running += sample.state == ThreadState::kRunning;
     s.idle += sample.state == ThreadState::kIdle;
     s.disk_wait += sample.state == ThreadState::kDiskWait;
-    if (threads.insert({sample.pid, sample.tid}).second) ++s.threads;
+    s.threads += threads.first_time(sample.pid, sample.tid);
   }
   std::map<int64_t, std::pair<size_t, size_t>> host_device_spans;  // by pid
   for (const CensusTrack& track : census.tracks()) {
@@ -73,7 +86,7 @@ std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus
     auto& [host, device] = host_device_spans[track.pid];
     host += track.host_work();
     device += track.device;
-    if (threads.insert({track.pid, track.tid}).second) ++s.threads;
+    s.threads += threads.first_time(track.pid, track.tid);
   }
   bool trace = is_imported_trace(run);
   for (ProcessSummary& s : out) {

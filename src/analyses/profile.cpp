@@ -1,46 +1,46 @@
 #include "analyses/profile.hpp"
 
 #include <algorithm>
-#include <map>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "analyses/spans/span_index.hpp"
+#include "analyses/thread_key.hpp"
 #include "util/error.hpp"
 
 namespace stepscope {
 
 namespace {
 
-using ThreadKey = std::pair<int64_t, int64_t>;
-using StackWeights = std::map<StackId, StackWeight>;
-
-std::vector<ThreadProfile> to_thread_profiles(std::map<ThreadKey, StackWeights>&& by_thread) {
-  std::vector<ThreadProfile> out;
-  out.reserve(by_thread.size());
-  for (auto& [key, weights] : by_thread) {
-    ThreadProfile& t = out.emplace_back();
-    t.pid = key.first;
-    t.tid = key.second;
-    t.stacks.reserve(weights.size());
-    for (auto& [id, w] : weights) t.stacks.push_back(w);
-  }
-  return out;
-}
-
-void add_weight(StackWeights& weights, StackId stack, int64_t ns) {
-  StackWeight& w = weights[stack];
-  w.stack = stack;
-  w.count += 1;
-  w.weight_ns += ns;
-}
-
+// Weights by thread and stack of every sample of the run: a hash table keyed
+// by the thread's number and the stack, where a tree of threads, each a tree
+// of stacks, took two walks per sample. Threads come out in (pid, tid)
+// order, each one's stacks by id.
 std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, const ProfileOptions& options) {
-  std::map<ThreadKey, StackWeights> by_thread;
+  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> thread_numbers;
+  std::vector<ThreadKey> threads;
+  std::unordered_map<uint64_t, StackWeight> weights;  // by thread number << 32 | stack
   for (const Sample& s : run.samples) {
     if (!sample_in_profile(s, options)) continue;
-    add_weight(by_thread[{s.pid, s.tid}], s.stack, period_ns);
+    auto [number, added] = thread_numbers.try_emplace({s.pid, s.tid}, static_cast<uint32_t>(threads.size()));
+    if (added) threads.push_back({s.pid, s.tid});
+    StackWeight& w = weights[uint64_t{number->second} << 32 | s.stack];
+    w.stack = s.stack;
+    w.count += 1;
+    w.weight_ns += period_ns;
   }
-  return to_thread_profiles(std::move(by_thread));
+  std::vector<ThreadProfile> out(threads.size());
+  for (size_t i = 0; i < threads.size(); ++i) std::tie(out[i].pid, out[i].tid) = threads[i];
+  for (const auto& [key, weight] : weights) out[key >> 32].stacks.push_back(weight);
+  for (ThreadProfile& thread : out) {
+    std::sort(thread.stacks.begin(), thread.stacks.end(),
+              [](const StackWeight& a, const StackWeight& b) { return a.stack < b.stack; });
+  }
+  std::sort(out.begin(), out.end(), [](const ThreadProfile& a, const ThreadProfile& b) {
+    return std::tie(a.pid, a.tid) < std::tie(b.pid, b.tid);
+  });
+  return out;
 }
 
 struct OpenSpan {

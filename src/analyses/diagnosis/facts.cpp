@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -95,7 +96,8 @@ void gather_cpu(const Counters& c, DiagnosisFacts& f) {
 }
 
 void gather_process_cpu(const Counters& c, DiagnosisFacts& f) {
-  std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  // A hash set: looked up for every sample of the run but the main thread's.
+  std::unordered_set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     if (c.name(t) != "process.cpu_percent") continue;
     auto stats = c.mean_max(t, f.window_start_ns, f.window_end_ns);
@@ -250,7 +252,8 @@ void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
 void gather_samples(const Run& run, DiagnosisFacts& f) {
   if (run.samples.empty()) return;
   const Intervals& waits = f.main_data_waits;
-  std::set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  // A hash set: looked up for every sample of the run but the main thread's.
+  std::unordered_set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
     if (s.pid == f.primary->pid && s.tid == f.main_tid) {
