@@ -35,6 +35,25 @@ Run make_sampled_run(size_t samples, int threads) {
   return run;
 }
 
+// A second of a recorder's counters: 20 tracks at 10 Hz (what `record`
+// writes for a small tree, docs/monitor.md), some steady (memory, limits),
+// some moving (CPU percentages).
+void add_counter_second(Run& run, int64_t second) {
+  if (run.counter_tracks.empty()) {
+    for (int t = 0; t < 20; ++t) {
+      run.counter_tracks.push_back({run.strings.intern("track" + std::to_string(t)), 1, run.strings.intern("unit")});
+    }
+  }
+  for (int64_t tenth = 0; tenth < 10; ++tenth) {
+    int64_t ts = second * 1'000'000'000 + tenth * 100'000'000;
+    for (CounterTrackId track = 0; track < 20; ++track) {
+      double moving = static_cast<double>((second * 37 + tenth * 11 + track) % 1000) / 10;
+      double value = track % 2 == 0 ? 1.5e9 + track : moving;
+      run.counter_values.push_back({track, ts + track * 1000, value});
+    }
+  }
+}
+
 void BM_StringIntern(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < 4096; ++i) names.push_back("module.function_" + std::to_string(i));
@@ -64,7 +83,8 @@ void BM_SaveRun(benchmark::State& state) {
 BENCHMARK(BM_SaveRun)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 // What the recorder pays once a second at 1 kHz: a commit of 1000 new
-// samples (a few of them on new stacks) and the small mutable tables, with
+// samples (a few of them on new stacks), 200 counter values and the small
+// mutable tables, with
 // `max_bytes` (record --max-size) the check and, once the file is over it,
 // the trims: the recorder's loop, samples released after each commit.
 void commit_seconds(benchmark::State& state, uint64_t max_bytes) {
@@ -86,6 +106,7 @@ void commit_seconds(benchmark::State& state, uint64_t max_bytes) {
         }
         run.samples.push_back({second * 1'000'000'000 + i * 1'000'000, 1, 1, stack, ThreadState::kRunning});
       }
+      add_counter_second(run, second);
       writer.commit(run);
       writer.trim_to_limit(run);
       writer.release_written(run);
@@ -124,6 +145,20 @@ void BM_LoadRun(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_LoadRun)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// Reading the counter values of a long recording: ARG seconds of
+// add_counter_second (200 values a second), no samples.
+void BM_LoadCounterValues(benchmark::State& state) {
+  Run run;
+  for (int64_t second = 0; second < state.range(0); ++second) add_counter_second(run, second);
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-load-counters.db";
+  save_run(run, path.string());
+  for (auto _ : state) benchmark::DoNotOptimize(load_run(path.string()).counter_values.size());
+  state.counters["file_bytes"] = static_cast<double>(std::filesystem::file_size(path));
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(run.counter_values.size()));
+}
+BENCHMARK(BM_LoadCounterValues)->Arg(3600)->Unit(benchmark::kMillisecond);
 
 void BM_BuildProfile(benchmark::State& state) {
   Run run = make_sampled_run(static_cast<size_t>(state.range(0)), 8);

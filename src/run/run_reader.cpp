@@ -497,12 +497,7 @@ class RunFileReader::Reader {
     std::optional<KeyRange> window;
     if (kept.window) window = KeyRange{kept.window->from_ns, kept.window->to_ns - 1};
     auto decode = [stacks](std::string_view data, size_t count, std::vector<Sample>& out) {
-      const size_t from = out.size();
-      std::string error = decode_sample_block(data, count, out);
-      for (size_t i = from; i < out.size() && error.empty(); ++i) {
-        if (out[i].stack >= stacks) error = fmt::format("stack {} does not exist", out[i].stack);
-      }
-      return error;
+      return decode_sample_block(data, count, stacks, out);
     };
     read_blocks(db, kSampleBlocks, window, kept.from_ns, decode, samples);
   }

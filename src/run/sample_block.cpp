@@ -1,5 +1,7 @@
 #include "run/sample_block.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "run/column_block.hpp"
@@ -29,16 +31,18 @@ std::string encode_sample_block(std::span<const Sample> samples) {
 namespace {
 
 // Fills `samples` from the columns; an empty string, or what is wrong.
-std::string take_columns(ColumnReader& columns, std::span<Sample> samples) {
+std::string take_columns(ColumnReader& columns, size_t stacks, std::span<Sample> samples) {
   columns.deltas(samples, [](Sample& s, uint64_t ts) { s.ts_ns = static_cast<int64_t>(ts); });
   columns.deltas(samples, [](Sample& s, uint64_t pid) { s.pid = static_cast<int64_t>(pid); });
   for (Sample& s : samples) s.tid = static_cast<int64_t>(as_unsigned(s.pid) + unzigzag(columns.varint()));
-  bool stack_too_large = false;
+  std::optional<uint64_t> bad_stack;
   columns.deltas(samples, [&](Sample& s, uint64_t stack) {
-    stack_too_large |= stack > UINT32_MAX;
+    if (stack >= stacks && !bad_stack) bad_stack = stack;
     s.stack = static_cast<StackId>(stack);
   });
-  if (stack_too_large) return "a stack id out of range";
+  if (bad_stack) {
+    return *bad_stack > UINT32_MAX ? "a stack id out of range" : fmt::format("stack {} does not exist", *bad_stack);
+  }
   if (columns.failed() || columns.remaining() != samples.size()) return "samples do not fill the block";
   for (Sample& s : samples) {
     uint8_t flags = columns.byte();
@@ -52,14 +56,14 @@ std::string take_columns(ColumnReader& columns, std::span<Sample> samples) {
 
 }  // namespace
 
-std::string decode_sample_block(std::string_view data, size_t count, std::vector<Sample>& out) {
+std::string decode_sample_block(std::string_view data, size_t count, size_t stacks, std::vector<Sample>& out) {
   std::string error;
   std::optional<ColumnReader> columns =
       ColumnReader::open(data, count * kMinBytesPerSample, count * kMaxBytesPerSample, "samples", error);
   if (!columns) return error;
   const size_t first = out.size();
   out.resize(first + count);
-  error = take_columns(*columns, std::span<Sample>(out.data() + first, count));
+  error = take_columns(*columns, stacks, std::span<Sample>(out.data() + first, count));
   if (!error.empty()) out.resize(first);
   return error;
 }

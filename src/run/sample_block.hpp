@@ -22,8 +22,9 @@ namespace stepscope {
 // The block's samples, in order, encoded and compressed.
 std::string encode_sample_block(std::span<const Sample> samples);
 
-// Appends the `count` samples of `data` to `out`. Returns an empty string on
-// success, else what is wrong with the bytes (the caller names the row).
-std::string decode_sample_block(std::string_view data, size_t count, std::vector<Sample>& out);
+// Appends the `count` samples of `data` to `out`, whose stacks must be below
+// `stacks` (the run's stack count). Returns an empty string on success, else
+// what is wrong with the bytes (the caller names the row).
+std::string decode_sample_block(std::string_view data, size_t count, size_t stacks, std::vector<Sample>& out);
 
 }  // namespace stepscope

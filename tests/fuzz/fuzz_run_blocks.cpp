@@ -6,7 +6,7 @@
 // bound is a bug.
 //
 // Input: a byte choosing the decoder (even: samples, odd: counter values),
-// a byte of row count, a byte of counter tracks, then the block.
+// a byte of row count, a byte of stacks or counter tracks, then the block.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -52,14 +52,14 @@ void check(std::string_view block, size_t count, Decode decode, Encode encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   std::string_view block(reinterpret_cast<const char*>(data) + 3, size - 3);
-  const size_t count = data[1], tracks = data[2];
+  const size_t count = data[1], limit = data[2];  // stacks or tracks
   if (data[0] % 2 == 0) {
     check<Sample>(
         block, count,
-        [](std::string_view bytes, size_t n, std::vector<Sample>& out) {
-          std::string error = stepscope::decode_sample_block(bytes, n, out);
+        [limit](std::string_view bytes, size_t n, std::vector<Sample>& out) {
+          std::string error = stepscope::decode_sample_block(bytes, n, limit, out);
           for (size_t i = 1; i < out.size() && error.empty(); ++i) {
-            if (out[i].state > stepscope::ThreadState::kDiskWait) __builtin_trap();
+            if (out[i].state > stepscope::ThreadState::kDiskWait || out[i].stack >= limit) __builtin_trap();
           }
           return error;
         },
@@ -67,10 +67,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     check<CounterValue>(
         block, count,
-        [tracks](std::string_view bytes, size_t n, std::vector<CounterValue>& out) {
-          std::string error = stepscope::decode_counter_block(bytes, n, tracks, out);
+        [limit](std::string_view bytes, size_t n, std::vector<CounterValue>& out) {
+          std::string error = stepscope::decode_counter_block(bytes, n, limit, out);
           for (size_t i = 1; i < out.size() && error.empty(); ++i) {
-            if (out[i].track >= tracks) __builtin_trap();
+            if (out[i].track >= limit) __builtin_trap();
           }
           return error;
         },

@@ -9,6 +9,9 @@
 namespace stepscope {
 namespace {
 
+// Room for every stack id the tests use, the largest included.
+constexpr size_t kStacks = size_t{UINT32_MAX} + 1;
+
 void expect_same_samples(const std::vector<Sample>& a, const std::vector<Sample>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -23,7 +26,7 @@ void expect_same_samples(const std::vector<Sample>& a, const std::vector<Sample>
 
 std::vector<Sample> round_trip(const std::vector<Sample>& samples) {
   std::vector<Sample> decoded;
-  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), samples.size(), decoded), "");
+  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), samples.size(), kStacks, decoded), "");
   return decoded;
 }
 
@@ -58,7 +61,7 @@ TEST(SampleBlock, ARecordingsRoundsTakeAFewBytesEach) {
 TEST(SampleBlock, AppendsToWhatTheVectorHolds) {
   std::vector<Sample> first = {{1, 2, 3, 4, ThreadState::kRunning, false}};
   std::vector<Sample> out = first;
-  ASSERT_EQ(decode_sample_block(encode_sample_block(first), 1, out), "");
+  ASSERT_EQ(decode_sample_block(encode_sample_block(first), 1, kStacks, out), "");
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].tid, 3);
 }
@@ -76,15 +79,23 @@ TEST(SampleBlock, BadBytesAreRefusedAndLeaveTheVectorAlone) {
                         Case{good, 1, "samples do not fill the block"}, Case{good, 3, "bad block header"},
                         Case{std::string(1, '\x05') + "garbage", 1, "corrupt compressed samples"}}) {
     std::vector<Sample> out(1);
-    EXPECT_EQ(decode_sample_block(c.data, c.count, out), c.expected) << c.count;
+    EXPECT_EQ(decode_sample_block(c.data, c.count, kStacks, out), c.expected) << c.count;
     EXPECT_EQ(out.size(), 1u);
   }
+}
+
+TEST(SampleBlock, AStackPastTheRunsIsNamed) {
+  std::vector<Sample> samples = {{10, 1, 1, 2, ThreadState::kRunning, true}, {20, 1, 1, 7, ThreadState::kIdle, false}};
+  std::vector<Sample> out;
+  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), 2, 7, out), "stack 7 does not exist");
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), 2, 8, out), "");
 }
 
 TEST(SampleBlock, AnUnknownStateIsNamed) {
   std::vector<Sample> samples = {{10, 1, 1, 2, static_cast<ThreadState>(9), false}};
   std::vector<Sample> out;
-  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), 1, out), "unknown thread state 9");
+  EXPECT_EQ(decode_sample_block(encode_sample_block(samples), 1, kStacks, out), "unknown thread state 9");
   EXPECT_TRUE(out.empty());
 }
 
