@@ -60,14 +60,19 @@ def _running_sums(deltas):
     return [_wrap(total) for total in itertools.accumulate(deltas)]
 
 
-def decode_block(data, count):
-    """The block's samples as (ts_ns, pid, tid, stack, state, gil) tuples."""
+def _block_columns(data, count, varint_columns):
+    """A block's raw columns, and its first `varint_columns` columns of `count` values each, unzigzagged."""
     header = _varints(data, 0)
     raw_size, start = next(header)
     raw = zlib.decompress(data[start:])
     assert len(raw) == raw_size, "a block's size does not match its header"
     values = _varints(raw, 0)
-    columns = [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(4)]
+    return raw, [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(varint_columns)]
+
+
+def decode_block(data, count):
+    """The block's samples as (ts_ns, pid, tid, stack, state, gil) tuples."""
+    raw, columns = _block_columns(data, count, 4)
     flags = raw[len(raw) - count:]
     ts, pid, stack = (_running_sums(columns[c]) for c in (0, 1, 3))
     tid = [_wrap(p + d) for p, d in zip(pid, columns[2])]
@@ -77,12 +82,7 @@ def decode_block(data, count):
 
 def decode_counter_block(data, count):
     """The block's counter values as (track, ts_ns, value) tuples."""
-    header = _varints(data, 0)
-    raw_size, start = next(header)
-    raw = zlib.decompress(data[start:])
-    assert len(raw) == raw_size, "a block's size does not match its header"
-    values = _varints(raw, 0)
-    columns = [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(2)]
+    raw, columns = _block_columns(data, count, 2)
     track, ts = (_running_sums(column) for column in columns)
     words = struct.unpack_from(f"<{count}Q", raw, len(raw) - 8 * count)
     previous, out = {}, []

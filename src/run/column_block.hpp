@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stepscope {
 
@@ -90,5 +91,22 @@ class ColumnReader {
   size_t at_ = 0;
   bool failed_ = false;
 };
+
+// Appends the `count` rows of `block` to `out`, each of its columns taking
+// `min_bytes` to `max_bytes` a row: `take` fills them from the columns and
+// says what is wrong with them, if anything. On any error `out` is left as
+// it was, and the error says what is wrong (`rows` names them).
+template <typename Row, typename Take>
+std::string decode_rows(std::string_view block, size_t count, size_t min_bytes, size_t max_bytes,
+                        std::string_view rows, std::vector<Row>& out, Take take) {
+  std::string error;
+  std::optional<ColumnReader> columns = ColumnReader::open(block, count * min_bytes, count * max_bytes, rows, error);
+  if (!columns) return error;
+  const size_t first = out.size();
+  out.resize(first + count);
+  error = take(*columns, std::span<Row>(out.data() + first, count));
+  if (!error.empty()) out.resize(first);
+  return error;
+}
 
 }  // namespace stepscope

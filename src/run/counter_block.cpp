@@ -46,30 +46,32 @@ std::string encode_counter_block(std::span<const CounterValue> values) {
   return columns.compressed();
 }
 
-std::string decode_counter_block(std::string_view data, size_t count, size_t tracks, std::vector<CounterValue>& out) {
-  std::string error;
-  std::optional<ColumnReader> columns =
-      ColumnReader::open(data, count * kMinBytesPerValue, count * kMaxBytesPerValue, "counter values", error);
-  if (!columns) return error;
-  const size_t first = out.size();
-  out.resize(first + count);
-  std::span<CounterValue> values(out.data() + first, count);
+namespace {
+
+// Fills `values` from the columns; an empty string, or what is wrong.
+std::string take_columns(ColumnReader& columns, size_t tracks, std::span<CounterValue> values) {
   std::optional<uint64_t> bad_track;
-  columns->deltas(values, [&](CounterValue& v, uint64_t track) {
+  columns.deltas(values, [&](CounterValue& v, uint64_t track) {
     if (track >= tracks && !bad_track) bad_track = track;
     v.track = static_cast<CounterTrackId>(track);
   });
-  columns->deltas(values, [](CounterValue& v, uint64_t ts) { v.ts_ns = static_cast<int64_t>(ts); });
-  if (bad_track) {
-    error = fmt::format("counter track {} does not exist", *bad_track);
-  } else if (columns->failed() || columns->remaining() != count * sizeof(uint64_t)) {
-    error = "counter values do not fill the block";
-  } else {
-    PreviousBits previous(tracks);
-    for (CounterValue& v : values) v.value = std::bit_cast<double>(previous.decode(v.track, columns->word()));
+  columns.deltas(values, [](CounterValue& v, uint64_t ts) { v.ts_ns = static_cast<int64_t>(ts); });
+  if (bad_track) return fmt::format("counter track {} does not exist", *bad_track);
+  if (columns.failed() || columns.remaining() != values.size() * sizeof(uint64_t)) {
+    return "counter values do not fill the block";
   }
-  if (!error.empty()) out.resize(first);
-  return error;
+  PreviousBits previous(tracks);
+  for (CounterValue& v : values) v.value = std::bit_cast<double>(previous.decode(v.track, columns.word()));
+  return {};
+}
+
+}  // namespace
+
+std::string decode_counter_block(std::string_view data, size_t count, size_t tracks, std::vector<CounterValue>& out) {
+  return decode_rows(data, count, kMinBytesPerValue, kMaxBytesPerValue, "counter values", out,
+                     [tracks](ColumnReader& columns, std::span<CounterValue> values) {
+                       return take_columns(columns, tracks, values);
+                     });
 }
 
 }  // namespace stepscope

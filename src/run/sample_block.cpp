@@ -57,15 +57,10 @@ std::string take_columns(ColumnReader& columns, size_t stacks, std::span<Sample>
 }  // namespace
 
 std::string decode_sample_block(std::string_view data, size_t count, size_t stacks, std::vector<Sample>& out) {
-  std::string error;
-  std::optional<ColumnReader> columns =
-      ColumnReader::open(data, count * kMinBytesPerSample, count * kMaxBytesPerSample, "samples", error);
-  if (!columns) return error;
-  const size_t first = out.size();
-  out.resize(first + count);
-  error = take_columns(*columns, stacks, std::span<Sample>(out.data() + first, count));
-  if (!error.empty()) out.resize(first);
-  return error;
+  return decode_rows(data, count, kMinBytesPerSample, kMaxBytesPerSample, "samples", out,
+                     [stacks](ColumnReader& columns, std::span<Sample> samples) {
+                       return take_columns(columns, stacks, samples);
+                     });
 }
 
 }  // namespace stepscope
