@@ -2,9 +2,9 @@
 // blocks of consecutive values, each one compressed BLOB, as samples are
 // kept (sample_block.hpp).
 //
-// A recording writes a value per counter track and second (hundreds of
-// tracks: CPUs, disks, processes, GPUs), most of them equal or near the
-// track's previous one. A row each cost ~24 bytes on disk and a step of
+// A recording writes a value per counter track ten times a second or once
+// (hundreds of tracks: CPUs, disks, processes, GPUs), most of them equal or
+// near the track's previous one. A row each cost ~24 bytes on disk and a step of
 // SQLite per value to read: half of a long recording's file, and a sixth
 // of a job report's CPU.
 #pragma once
