@@ -4,9 +4,9 @@
 //
 // A recording writes a value per counter track ten times a second or once
 // (hundreds of tracks: CPUs, disks, processes, GPUs), most of them equal or
-// near the track's previous one. A row each cost ~24 bytes on disk and a step of
-// SQLite per value to read: half of a long recording's file, and a sixth
-// of a job report's CPU.
+// near the track's previous one. A row each cost ~20 bytes on disk and a
+// step of SQLite per value to read: more than half of a long recording's
+// file, and a sixth of a job report's CPU.
 #pragma once
 
 #include <cstddef>
