@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The samples and counter values of a stepscope run file, decoded from its
-blocks (samples from schema 3 on, counter values from schema 4 on).
+"""The samples, counter values and spans of a stepscope run file, decoded
+from its blocks (samples from schema 3 on, counter values from schema 4 on,
+spans from schema 5 on).
 
 A reference decoder of the layout docs/run-format.md describes, and a way to
 query them with SQL as files of older schemas allowed:
@@ -8,18 +9,21 @@ query them with SQL as files of older schemas allowed:
     python3 tools/run_samples.py RUN.db "SELECT state, COUNT(*) FROM samples GROUP BY state"
 
 loads them into temporary tables `samples(id, ts_ns, pid, tid, stack, state,
-gil)` and `counter_values(id, track, ts_ns, value)` beside the file's own
-tables and prints the query's rows as sqlite3 does (columns separated by |).
-Tables a file of an older schema has are queried as they are. As a module:
-`samples(connection)` and `counter_values(connection)` yield the rows,
-`open_with_samples(path)` gives a connection with both tables.
+gil)`, `counter_values(id, track, ts_ns, value)` and `spans(id, start_ns,
+end_ns, pid, tid, kind, name, correlation, bytes, detail)` beside the file's
+own tables and prints the query's rows as sqlite3 does (columns separated by
+|). Tables a file of an older schema has are queried as they are. As a
+module: `samples(connection)`, `counter_values(connection)` and
+`spans(connection)` yield the rows, `open_with_samples(path)` gives a
+connection with all three tables.
 
+    python3 tools/run_samples.py --schema-4 RUN.db OUT.db
     python3 tools/run_samples.py --schema-3 RUN.db OUT.db
     python3 tools/run_samples.py --schema-2 RUN.db OUT.db
 
-write a copy of the run in schema 3 (a row per counter value) or 2 (a row
-per sample too), as stepscope wrote runs before: the tests and benchmarks
-compare them.
+write a copy of the run in schema 4 (a row per span), 3 (a row per counter
+value too) or 2 (a row per sample too), as stepscope wrote runs before: the
+tests and benchmarks compare them.
 """
 import itertools
 import os
@@ -61,18 +65,25 @@ def _running_sums(deltas):
 
 
 def _block_columns(data, count, varint_columns):
-    """A block's raw columns, and its first `varint_columns` columns of `count` values each, unzigzagged."""
+    """A block's raw columns, its first `varint_columns` columns of `count` values each, unzigzagged, and the
+    offset after them."""
     header = _varints(data, 0)
     raw_size, start = next(header)
     raw = zlib.decompress(data[start:])
     assert len(raw) == raw_size, "a block's size does not match its header"
-    values = _varints(raw, 0)
-    return raw, [[_unzigzag(next(values)[0]) for _ in range(count)] for _ in range(varint_columns)]
+    values, columns, end = _varints(raw, 0), [], 0
+    for _ in range(varint_columns):
+        column = []
+        for _ in range(count):
+            value, end = next(values)
+            column.append(_unzigzag(value))
+        columns.append(column)
+    return raw, columns, end
 
 
 def decode_block(data, count):
     """The block's samples as (ts_ns, pid, tid, stack, state, gil) tuples."""
-    raw, columns = _block_columns(data, count, 4)
+    raw, columns, _ = _block_columns(data, count, 4)
     flags = raw[len(raw) - count:]
     ts, pid, stack = (_running_sums(columns[c]) for c in (0, 1, 3))
     tid = [_wrap(p + d) for p, d in zip(pid, columns[2])]
@@ -82,7 +93,7 @@ def decode_block(data, count):
 
 def decode_counter_block(data, count):
     """The block's counter values as (track, ts_ns, value) tuples."""
-    raw, columns = _block_columns(data, count, 2)
+    raw, columns, _ = _block_columns(data, count, 2)
     track, ts = (_running_sums(column) for column in columns)
     words = struct.unpack_from(f"<{count}Q", raw, len(raw) - 8 * count)
     previous, out = {}, []
@@ -91,6 +102,20 @@ def decode_counter_block(data, count):
         previous[track[i]] = bits
         out.append((track[i], ts[i], struct.unpack("<d", struct.pack("<Q", bits))[0]))
     return out
+
+
+def decode_span_block(data, count):
+    """The block's spans as (start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail) tuples."""
+    # Start (differences), duration, pid (differences), tid less pid; a byte of kind each; then name,
+    # correlation (differences, zigzagged), bytes (zigzagged) and detail.
+    raw, (start, duration, pid, tid), end = _block_columns(data, count, 4)
+    kinds = raw[end:end + count]
+    rest = _varints(raw, end + count)
+    name, correlation, size, detail = ([next(rest)[0] for _ in range(count)] for _ in range(4))
+    start, pid = _running_sums(start), _running_sums(pid)
+    correlation = _running_sums(_unzigzag(v) for v in correlation)
+    return [(start[i], _wrap(start[i] + duration[i]), pid[i], _wrap(pid[i] + tid[i]), kinds[i], name[i],
+             correlation[i], _unzigzag(size[i]), detail[i]) for i in range(count)]
 
 
 def _block_rows(db, table, first_column, decode):
@@ -109,6 +134,11 @@ def samples(db):
     return _block_rows(db, "sample_blocks", "first_sample", decode_block)
 
 
+def spans(db):
+    """Every span of the run open as `db` (schema 5 on), in id order, id first."""
+    return _block_rows(db, "span_blocks", "first_span", decode_span_block)
+
+
 def _has_table(db, name):
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
@@ -120,10 +150,13 @@ def has_sample_blocks(db):
 SAMPLES_TABLE = "samples(id INTEGER PRIMARY KEY, ts_ns INTEGER, pid INTEGER, tid INTEGER, stack INTEGER," \
                 " state INTEGER, gil INTEGER)"
 COUNTER_VALUES_TABLE = "counter_values(id INTEGER PRIMARY KEY, track INTEGER, ts_ns INTEGER, value REAL)"
+SPANS_TABLE = "spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL," \
+              " pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL, name INTEGER NOT NULL," \
+              " correlation INTEGER NOT NULL, bytes INTEGER NOT NULL, detail INTEGER NOT NULL)"
 
 
 def open_with_samples(path):
-    """A read-only connection to the run where `samples` and `counter_values` are tables, in every schema."""
+    """A read-only connection to the run where `samples`, `counter_values` and `spans` are tables, in every schema."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     if has_sample_blocks(db):
         db.execute(f"CREATE TEMP TABLE {SAMPLES_TABLE}")
@@ -131,6 +164,9 @@ def open_with_samples(path):
     if _has_table(db, "counter_blocks"):
         db.execute(f"CREATE TEMP TABLE {COUNTER_VALUES_TABLE}")
         db.executemany("INSERT INTO temp.counter_values VALUES (?, ?, ?, ?)", counter_values(db))
+    if _has_table(db, "span_blocks"):
+        db.execute(f"CREATE TEMP TABLE {SPANS_TABLE}")
+        db.executemany("INSERT INTO temp.spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spans(db))
     return db
 
 
@@ -160,9 +196,35 @@ def _counter_values_as_rows(db):
                    [(first, count, start, end, end) for first, count, start, end in blocks])
 
 
-def write_schema_three(path, out):
-    """Copies the run at `path` to `out` with its counter values as rows, in schema 3."""
+def _spans_as_rows(db):
+    """Schema 5 to 4: the span blocks become rows, and a run of them in row_ranges per block."""
+    if not _has_table(db, "span_blocks"):
+        return
+    blocks = db.execute("SELECT first_span, count, start_ns, end_ns, latest_end_ns FROM span_blocks"
+                        " ORDER BY id").fetchall()
+    rows = list(spans(db))
+    db.executescript(f"""
+        CREATE TABLE {SPANS_TABLE};
+        DROP TABLE span_blocks;
+        UPDATE meta SET value = '4' WHERE key = 'schema_version';""")
+    db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) VALUES ('spans', ?, ?, ?, ?, ?)",
+                   blocks)
+
+
+def write_schema_four(path, out):
+    """Copies the run at `path` to `out` with its spans as rows, in schema 4."""
     db = _copy(path, out)
+    _spans_as_rows(db)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+def write_schema_three(path, out):
+    """Copies the run at `path` to `out` with its spans and counter values as rows, in schema 3."""
+    db = _copy(path, out)
+    _spans_as_rows(db)
     _counter_values_as_rows(db)
     db.commit()
     db.execute("VACUUM")
@@ -170,8 +232,9 @@ def write_schema_three(path, out):
 
 
 def write_schema_two(path, out):
-    """Copies the run at `path` to `out` with its samples and counter values as rows, in schema 2."""
+    """Copies the run at `path` to `out` with its samples, spans and counter values as rows, in schema 2."""
     db = _copy(path, out)
+    _spans_as_rows(db)
     _counter_values_as_rows(db)
     rows = list(samples(db))
     db.executescript("""
@@ -187,11 +250,11 @@ def write_schema_two(path, out):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] in ("--schema-2", "--schema-3"):
-        write = write_schema_two if argv[1] == "--schema-2" else write_schema_three
-        return write(argv[2], argv[3])
+    writers = {"--schema-2": write_schema_two, "--schema-3": write_schema_three, "--schema-4": write_schema_four}
+    if len(argv) == 4 and argv[1] in writers:
+        return writers[argv[1]](argv[2], argv[3])
     if len(argv) != 3:
-        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2 RUN.db OUT.db | --schema-3 RUN.db OUT.db")
+        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2|--schema-3|--schema-4 RUN.db OUT.db")
     db = open_with_samples(argv[1])
     for row in db.execute(argv[2]):
         print("|".join("" if v is None else str(v) for v in row))

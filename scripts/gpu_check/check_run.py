@@ -1,4 +1,5 @@
-"""Checks a run recorded with `record --gpu on` by plain SQL (independently of
+"""Checks a run recorded with `record --gpu on` by plain SQL, through
+tools/run_samples.py, the run format's reference decoder (independently of
 stepscope's C++ code):
 
   check_run.py RUN.db driver LAUNCHES   (driver_program.py)
@@ -8,15 +9,18 @@ Prints a JSON summary; exits 1 with the failed checks listed.
 """
 import collections
 import json
-import sqlite3
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from run_samples import open_with_samples  # noqa: E402
 
 KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, USER_RANGE = 9, 10, 11, 8, 13, 6
 
 
 def main():
     path, mode, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    db = sqlite3.connect(path)
+    db = open_with_samples(path)
     strings = dict(db.execute("SELECT id, value FROM strings"))
     meta = dict(db.execute("SELECT key, value FROM metadata"))
     spans = {row[0]: row for row in db.execute(

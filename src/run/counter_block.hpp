@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@
 #include "run/run.hpp"
 
 namespace stepscope {
+
+// What a block of counter values is ordered and windowed by.
+inline int64_t block_time(const CounterValue& value) { return value.ts_ns; }
 
 // The block's values, in order, encoded and compressed.
 std::string encode_counter_block(std::span<const CounterValue> values);

@@ -23,6 +23,7 @@
 #include "run/metadata_table.hpp"
 #include "run/run_schema.hpp"
 #include "run/sample_block.hpp"
+#include "run/span_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "run/trimmed_run.hpp"
 #include "util/demangle.hpp"
@@ -46,6 +47,7 @@ struct BlockTable {
 };
 constexpr BlockTable kSampleBlocks{"sample_blocks", "first_sample", "sample", "samples"};
 constexpr BlockTable kCounterBlocks{"counter_blocks", "first_value", "counter value", "counter values"};
+constexpr BlockTable kSpanBlocks{"span_blocks", "first_span", "span", "spans"};
 
 // Keys from low to high, both included.
 struct KeyRange {
@@ -157,8 +159,9 @@ class RunFileReader::Reader {
     // An entry per block and a row per commit: small scans.
     std::string sql = fmt::format(
         "SELECT min(first), max(last) FROM ("
-        " SELECT min(start_ns) AS first, max(end_ns) AS last FROM sample_blocks UNION ALL"
-        " SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows = 'spans' UNION ALL {})",
+        " SELECT min(start_ns) AS first, max(end_ns) AS last FROM sample_blocks UNION ALL {} UNION ALL {})",
+        schema_version_ >= 5 ? "SELECT min(start_ns), max(latest_end_ns) FROM span_blocks"
+                             : "SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows = 'spans'",
         schema_version_ >= 4 ? "SELECT min(start_ns), max(end_ns) FROM counter_blocks"
                              : "SELECT min(low), max(latest_ns) FROM row_ranges WHERE rows = 'counter_values'");
     SqliteStatement ends(db_, sql.c_str());
@@ -218,23 +221,48 @@ class RunFileReader::Reader {
   // From trimmed_before_ns (where the run starts, as a recording starts at
   // its start_clock_ns) to the latest time of a row not before it: blocks
   // end with a sample's or a counter value's time, and
-  // runs of spans that start after it with a span's end; the runs that
-  // start before it are looked into.
+  // blocks (or runs) of spans that start after it with a span's end; those
+  // that start before it are looked into.
   std::optional<TimeRange> trimmed_extent(int64_t from_ns) {
     std::string sql = fmt::format(
         "SELECT max(t) FROM ("
-        " SELECT max(end_ns) AS t FROM sample_blocks WHERE end_ns >= ?1 UNION ALL {}"
-        " UNION ALL SELECT max(latest_ns) FROM row_ranges WHERE rows = 'spans' AND low >= ?1"
-        " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
-        "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
-        "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1)",
+        " SELECT max(end_ns) AS t FROM sample_blocks WHERE end_ns >= ?1 UNION ALL {} UNION ALL {})",
         schema_version_ >= 4
             ? "SELECT max(end_ns) FROM counter_blocks WHERE end_ns >= ?1"
-            : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1");
+            : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'counter_values' AND latest_ns >= ?1",
+        schema_version_ >= 5
+            ? "SELECT max(latest_end_ns) FROM span_blocks WHERE start_ns >= ?1"
+            : "SELECT max(latest_ns) FROM row_ranges WHERE rows = 'spans' AND low >= ?1"
+              " UNION ALL SELECT max(s.end_ns) FROM row_ranges r JOIN spans s"
+              "  ON s.id BETWEEN r.first_id AND r.first_id + r.count - 1"
+              "  WHERE r.rows = 'spans' AND r.low < ?1 AND s.start_ns >= ?1");
     SqliteStatement ends(db_, sql.c_str());
     ends.bind(1, from_ns);
-    if (!ends.step() || ends.column_is_null(0)) return std::nullopt;
-    return TimeRange{from_ns, ends.column_int(0)};
+    std::optional<int64_t> latest;
+    if (ends.step() && !ends.column_is_null(0)) latest = ends.column_int(0);
+    if (schema_version_ >= 5) latest = std::max(latest, latest_end_of_spans_from(from_ns));
+    if (!latest) return std::nullopt;
+    return TimeRange{from_ns, *latest};
+  }
+
+  // The latest end of the spans that start from `from_ns` on in the blocks
+  // that also hold spans before it: the blocks' latest end may be a trimmed
+  // span's.
+  std::optional<int64_t> latest_end_of_spans_from(int64_t from_ns) {
+    SqliteStatement blocks(db_, "SELECT id, count, data FROM span_blocks WHERE start_ns < ?1 AND end_ns >= ?1");
+    blocks.bind(1, from_ns);
+    std::optional<int64_t> latest;
+    while (blocks.step()) {
+      std::vector<Span> spans;
+      // Only times matter here: the read that follows checks the strings.
+      std::string error = decode_span_block(blocks.column_blob(2), static_cast<size_t>(blocks.column_int(1)),
+                                            std::numeric_limits<size_t>::max(), spans);
+      if (!error.empty()) bad_row("span_blocks", blocks.column_int(0), error);
+      for (const Span& span : spans) {
+        if (span.start_ns >= from_ns) latest = std::max(latest.value_or(span.end_ns), span.end_ns);
+      }
+    }
+    return latest;
   }
 
   [[noreturn]] void bad_row(const char* table, int64_t id, const std::string& what) const {
@@ -502,16 +530,19 @@ class RunFileReader::Reader {
     read_blocks(db, kSampleBlocks, window, kept.from_ns, decode, samples);
   }
 
-  // Reads the blocks of `table` whose times meet `window` (each time kept
-  // lies in it), or every block, keeping the rows from `from_ns` on (a
+  // Reads the blocks of `table` whose times meet `window` (each block_time
+  // kept lies in it), or every block, keeping the rows from `from_ns` on (a
   // trimmed run's start). `decode` appends a block's rows to a vector, or
   // says what is wrong with them; a block's rows must also lie between its
-  // start_ns and end_ns, which a window read relies on.
+  // start_ns and end_ns, which a window read relies on. With `kept_ids`, the
+  // file's id of each row kept goes there too. Returns the id after the last
+  // block's rows.
   template <typename Row, typename Decode>
-  void read_blocks(SqliteDb& db, const BlockTable& table, const std::optional<KeyRange>& window, int64_t from_ns,
-                   Decode decode, std::vector<Row>& rows) const {
+  int64_t read_blocks(SqliteDb& db, const BlockTable& table, const std::optional<KeyRange>& window, int64_t from_ns,
+                      Decode decode, std::vector<Row>& rows, std::vector<int64_t>* kept_ids = nullptr) const {
     const KeyRange keep = window.value_or(KeyRange{from_ns, kLatest});
-    auto outside_kept = [&](const Row& row) { return row.ts_ns < keep.low || row.ts_ns > keep.high; };
+    const bool filter = window || trimmed_before_;
+    auto kept = [&](const Row& row) { return !filter || (block_time(row) >= keep.low && block_time(row) <= keep.high); };
     // Blocks follow each other from the first: block 0 and row 0 but in a trimmed run.
     int64_t first_block = 0, next_row = 0;
     if (!window) std::tie(first_block, next_row) = first_block_and_row(db, table);
@@ -529,15 +560,26 @@ class RunFileReader::Reader {
       size_t from = rows.size();
       std::string error = decode(s.column_blob(5), static_cast<size_t>(count), rows);
       if (!error.empty()) bad_row(table.name, id, error);
-      auto decoded = rows.begin() + static_cast<std::ptrdiff_t>(from);
-      check_block_times(table, id, std::span<const Row>(decoded, rows.end()), {s.column_int(3), s.column_int(4)});
-      if (window || trimmed_before_) rows.erase(std::remove_if(decoded, rows.end(), outside_kept), rows.end());
+      check_block_times(table, id, std::span<const Row>(rows.begin() + static_cast<std::ptrdiff_t>(from), rows.end()),
+                        {s.column_int(3), s.column_int(4)});
+      size_t to = from;
+      for (size_t i = from; i < rows.size(); ++i) {
+        if (!kept(rows[i])) continue;
+        if (kept_ids) kept_ids->push_back(first + static_cast<int64_t>(i - from));
+        rows[to++] = rows[i];
+      }
+      rows.resize(to);
     };
     const std::string columns = fmt::format("SELECT id, {}, count, start_ns, end_ns, data FROM {}", table.first_row,
                                             table.name);
+    auto reserve_for = [&](uint64_t claimed) {
+      reserve(rows, claimed);
+      if (kept_ids) reserve(*kept_ids, claimed);
+    };
     if (!window) {
-      reserve(rows, claimed_rows(db, table, first_block, rows_by_id(db, table.name) - 1));
-      return for_each_row(db, table.name, fmt::format("{} ORDER BY id", columns).c_str(), first_block, read_block);
+      reserve_for(claimed_rows(db, table, first_block, rows_by_id(db, table.name) - 1));
+      for_each_row(db, table.name, fmt::format("{} ORDER BY id", columns).c_str(), first_block, read_block);
+      return next_row;
     }
     // The blocks' ids from their index on time alone (a scan of the table
     // would read every block), then each block.
@@ -547,12 +589,13 @@ class RunFileReader::Reader {
     std::vector<int64_t> overlapping;
     while (ids.step()) overlapping.push_back(ids.column_int(0));
     std::sort(overlapping.begin(), overlapping.end());
-    if (!overlapping.empty()) reserve(rows, claimed_rows(db, table, overlapping.front(), overlapping.back()));
+    if (!overlapping.empty()) reserve_for(claimed_rows(db, table, overlapping.front(), overlapping.back()));
     SqliteStatement block(db, fmt::format("{} WHERE id = ?", columns).c_str());
     for (int64_t id : overlapping) {
       block.reset();
       if (block.bind(1, id).step()) read_block(block, id);
     }
+    return next_row;
   }
 
   // The first block's id and first row: 0 and 0, but in a trimmed run.
@@ -580,9 +623,9 @@ class RunFileReader::Reader {
   template <typename Row>
   void check_block_times(const BlockTable& table, int64_t id, std::span<const Row> rows, TimeRange span) const {
     for (const Row& row : rows) {
-      if (row.ts_ns < span.from_ns || row.ts_ns > span.to_ns) {
-        bad_row(table.name, id, fmt::format("a {} at {} ns outside the block's {} to {} ns", table.row, row.ts_ns,
-                                            span.from_ns, span.to_ns));
+      if (block_time(row) < span.from_ns || block_time(row) > span.to_ns) {
+        bad_row(table.name, id, fmt::format("a {} at {} ns outside the block's {} to {} ns", table.row,
+                                            block_time(row), span.from_ns, span.to_ns));
       }
     }
   }
@@ -610,29 +653,19 @@ class RunFileReader::Reader {
   void read_spans_and_flows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<Flow>& flows,
                             const Kept& kept) const {
     const std::optional<TimeRange>& window = kept.window;
-    // Version 1 had no correlation, bytes or detail columns.
-    const char* columns = schema_version_ >= 2
-                              ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
-                              : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
-    std::optional<WindowSelect> span_window;
-    if (window) span_window = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
     std::vector<int64_t> span_ids;  // the file's id of each span kept, ascending
     int64_t spans_end = 0;          // read whole: the file's last span id plus one
-    auto reserve_spans = [&](uint64_t claimed) {
-      reserve(spans, claimed);
-      reserve(span_ids, claimed);
-    };
-    for_each_row(db, "spans", columns, span_window, reserve_spans, [&](SqliteStatement& s, int64_t id) {
-      int64_t kind = s.column_int(5);
-      if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
-      Span span{s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
-                static_cast<SpanKind>(kind), string_ref(strings, "spans", id, s.column_int(6)),
-                s.column_int(7), s.column_int(8), string_ref(strings, "spans", id, s.column_int(9))};
-      spans_end = id + 1;
-      if (span.start_ns < kept.from_ns) return;  // before a trimmed run's start
-      spans.push_back(span);
-      span_ids.push_back(id);
-    });
+    if (schema_version_ >= 5) {
+      // A window keeps the spans that start in it.
+      std::optional<KeyRange> span_window;
+      if (window) span_window = KeyRange{window->from_ns, window->to_ns - 1};
+      auto decode = [strings](std::string_view data, size_t count, std::vector<Span>& out) {
+        return decode_span_block(data, count, strings, out);
+      };
+      spans_end = read_blocks(db, kSpanBlocks, span_window, kept.from_ns, decode, spans, &span_ids);
+    } else {
+      spans_end = read_span_rows(db, strings, spans, span_ids, kept);
+    }
     // A window keeps the flows between the spans it keeps, and so does a
     // trimmed run: a span before its start, trimmed or not, ends a flow.
     auto span_ref = [&](int64_t row, int64_t span) -> std::optional<SpanId> {
@@ -651,6 +684,35 @@ class RunFileReader::Reader {
                    auto from = span_ref(id, s.column_int(1)), to = span_ref(id, s.column_int(2));
                    if (from && to) flows.push_back({*from, *to, string_ref(strings, "flows", id, s.column_int(3))});
                  });
+  }
+
+  // Schema 1 to 4: a row per span. Returns the file's last span id plus one.
+  int64_t read_span_rows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<int64_t>& span_ids,
+                         const Kept& kept) const {
+    const std::optional<TimeRange>& window = kept.window;
+    // Version 1 had no correlation, bytes or detail columns.
+    const char* columns = schema_version_ >= 2
+                              ? "id, start_ns, end_ns, pid, tid, kind, name, correlation, bytes, detail"
+                              : "id, start_ns, end_ns, pid, tid, kind, name, 0, 0, 0";
+    std::optional<WindowSelect> span_window;
+    if (window) span_window = WindowSelect{"start_ns", 1, window->from_ns, window->to_ns - 1};
+    int64_t spans_end = 0;
+    auto reserve_spans = [&](uint64_t claimed) {
+      reserve(spans, claimed);
+      reserve(span_ids, claimed);
+    };
+    for_each_row(db, "spans", columns, span_window, reserve_spans, [&](SqliteStatement& s, int64_t id) {
+      int64_t kind = s.column_int(5);
+      if (kind < 0 || kind >= kSpanKindCount) bad_row("spans", id, fmt::format("unknown span kind {}", kind));
+      Span span{s.column_int(1), s.column_int(2), s.column_int(3), s.column_int(4),
+                static_cast<SpanKind>(kind), string_ref(strings, "spans", id, s.column_int(6)),
+                s.column_int(7), s.column_int(8), string_ref(strings, "spans", id, s.column_int(9))};
+      spans_end = id + 1;
+      if (span.start_ns < kept.from_ns) return;  // before a trimmed run's start
+      spans.push_back(span);
+      span_ids.push_back(id);
+    });
+    return spans_end;
   }
 
   // Kernels of runs recorded before the GPU collector demangled their names:
@@ -681,7 +743,8 @@ class RunFileReader::Reader {
       auto decode = [&tracks](std::string_view data, size_t count, std::vector<CounterValue>& out) {
         return decode_counter_block(data, count, tracks.size(), out);
       };
-      return read_blocks(db, kCounterBlocks, value_window, kept.from_ns, decode, values);
+      read_blocks(db, kCounterBlocks, value_window, kept.from_ns, decode, values);
+      return;
     }
     // Schema 1 to 3: a row per value.
     std::optional<WindowSelect> value_window;

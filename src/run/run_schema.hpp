@@ -26,10 +26,9 @@ CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTE
 CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
 CREATE TABLE sample_blocks(id INTEGER PRIMARY KEY, first_sample INTEGER NOT NULL, count INTEGER NOT NULL,
                            start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
-                   pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,
-                   name INTEGER NOT NULL, correlation INTEGER NOT NULL, bytes INTEGER NOT NULL,
-                   detail INTEGER NOT NULL);
+CREATE TABLE span_blocks(id INTEGER PRIMARY KEY, first_span INTEGER NOT NULL, count INTEGER NOT NULL,
+                         start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL,
+                         latest_end_ns INTEGER NOT NULL);
 CREATE TABLE flows(id INTEGER PRIMARY KEY, from_span INTEGER NOT NULL, to_span INTEGER NOT NULL,
                    kind INTEGER NOT NULL);
 CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid INTEGER NOT NULL,
@@ -41,6 +40,7 @@ CREATE TABLE row_ranges(id INTEGER PRIMARY KEY, rows TEXT NOT NULL, first_id INT
                         latest_ns INTEGER NOT NULL);
 CREATE INDEX sample_blocks_by_time ON sample_blocks(end_ns, start_ns);
 CREATE INDEX counter_blocks_by_time ON counter_blocks(end_ns, start_ns);
+CREATE INDEX span_blocks_by_time ON span_blocks(end_ns, start_ns);
 )sql";
 
 }  // namespace stepscope::run_schema

@@ -64,7 +64,7 @@ std::optional<int64_t> earliest_ns(SqliteDb& db, const PastTrims& past) {
   return query_int(db,
                     "SELECT min(t) FROM ("
                     " SELECT (SELECT start_ns FROM sample_blocks ORDER BY id LIMIT 1) AS t UNION ALL"
-                    " SELECT (SELECT low FROM row_ranges WHERE rows = 'spans' ORDER BY id LIMIT 1) UNION ALL"
+                    " SELECT (SELECT start_ns FROM span_blocks ORDER BY id LIMIT 1) UNION ALL"
                     " SELECT (SELECT start_ns FROM counter_blocks ORDER BY id LIMIT 1))");
 }
 
@@ -74,20 +74,20 @@ int64_t latest_ns(SqliteDb& db) {
   return query_int(db,
                     "SELECT max(t) FROM (SELECT max(end_ns) AS t FROM sample_blocks UNION ALL"
                     " SELECT max(end_ns) FROM counter_blocks UNION ALL"
-                    " SELECT latest_ns FROM (SELECT latest_ns FROM row_ranges ORDER BY id DESC LIMIT 16))")
+                    " SELECT latest_end_ns FROM (SELECT latest_end_ns FROM span_blocks ORDER BY id DESC LIMIT 16))")
       .value_or(std::numeric_limits<int64_t>::min());
 }
 
-// Deletes the blocks of `table` (sample_blocks, counter_blocks) that end
-// before `before_ns`, from the first on (blocks follow each other in time),
-// but the newest, which numbers the next (run_writer.cpp): returns the rows
-// they held.
-int64_t delete_blocks(SqliteDb& db, const char* table, int64_t before_ns) {
+// Deletes the blocks of `table` (sample_blocks, counter_blocks,
+// span_blocks) whose `end` column is before `before_ns`, from the first on
+// (blocks follow each other in time), but the newest, which numbers the next
+// (run_writer.cpp): returns the rows they held.
+int64_t delete_blocks(SqliteDb& db, const char* table, int64_t before_ns, const char* end = "end_ns") {
   int64_t last_deleted = -1, rows = 0;
   {
-    // The blocks' times, not their data (the record's last column, in overflow pages).
-    std::string sql = fmt::format("SELECT id, count, end_ns, id = (SELECT max(id) FROM {0}) FROM {0} ORDER BY id",
-                                  table);
+    // The blocks' times, not their data (in overflow pages).
+    std::string sql = fmt::format(
+        "SELECT id, count, {1}, id = (SELECT max(id) FROM {0}) FROM {0} ORDER BY id", table, end);
     SqliteStatement blocks(db, sql.c_str());
     while (blocks.step() && blocks.column_int(2) < before_ns && blocks.column_int(3) == 0) {
       last_deleted = blocks.column_int(0);
@@ -139,17 +139,18 @@ int64_t delete_runs(SqliteDb& db, const char* table, const LeadingRuns& runs) {
 // The first span the file still holds: flows from spans before it lead
 // nowhere.
 int64_t first_span(SqliteDb& db) {
-  return query_int(db, "SELECT min(id) FROM spans").value_or(std::numeric_limits<int64_t>::max());
+  return query_int(db, "SELECT first_span FROM span_blocks ORDER BY id LIMIT 1")
+      .value_or(std::numeric_limits<int64_t>::max());
 }
 
-// Deletes what ended before `before_ns`: sample blocks, runs of spans whose
-// latest end is before it, the runs of flows from spans no longer there, and
-// counter blocks. Whole blocks and runs, from the first on, so that
-// every table's ids still run on without gaps from its first row.
+// Deletes what ended before `before_ns`: sample blocks, blocks of spans
+// whose latest end is before it, the runs of flows from spans no longer
+// there, and counter blocks. Whole blocks and runs, from the first on, so
+// that every table's ids still run on without gaps from its first row.
 Dropped delete_before(SqliteDb& db, int64_t before_ns) {
   Dropped dropped;
   dropped.samples = delete_blocks(db, "sample_blocks", before_ns);
-  dropped.spans = delete_runs(db, "spans", leading_runs(db, "spans", "latest_ns", before_ns));
+  dropped.spans = delete_blocks(db, "span_blocks", before_ns, "latest_end_ns");
   dropped.flows = delete_runs(db, "flows", leading_runs(db, "flows", "high", first_span(db)));
   dropped.counter_values = delete_blocks(db, "counter_blocks", before_ns);
   return dropped;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <span>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "run/run_schema.hpp"
 #include "run/run_trimmer.hpp"
 #include "run/sample_block.hpp"
+#include "run/span_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
 
@@ -96,7 +98,6 @@ struct RunWriter::Statements {
       : strings(db, "INSERT", "strings", 2),
         frames(db, "INSERT", "frames", 5),
         stacks(db, "INSERT", "stacks", 3),
-        spans(db, "INSERT", "spans", 10),
         flows(db, "INSERT", "flows", 4),
         counter_tracks(db, "INSERT", "counter_tracks", 4),
         processes(db, "INSERT OR REPLACE", "processes", 7),
@@ -107,12 +108,14 @@ struct RunWriter::Statements {
                          "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM sample_blocks), ?, ?, ?, ?, ?)"),
         counter_block(db, "INSERT INTO counter_blocks(id, first_value, count, start_ns, end_ns, data) "
                           "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM counter_blocks), ?, ?, ?, ?, ?)"),
+        span_block(db, "INSERT INTO span_blocks(id, first_span, count, start_ns, end_ns, data, latest_end_ns) "
+                       "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM span_blocks), ?, ?, ?, ?, ?, ?)"),
         row_range(db, "INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) "
                       "VALUES (?, ?, ?, ?, ?, ?)") {}
-  BatchedInsert strings, frames, stacks, spans, flows, counter_tracks, processes, threads;
+  BatchedInsert strings, frames, stacks, flows, counter_tracks, processes, threads;
   SqliteStatement metadata;
   // A block is one row of tens of kB: no batching to gain.
-  SqliteStatement sample_block, counter_block;
+  SqliteStatement sample_block, counter_block, span_block;
   SqliteStatement row_range;
 };
 
@@ -193,12 +196,7 @@ void RunWriter::write_new_rows(const Run& run) {
                 s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
               });
   write_blocks(st.sample_block, run.samples, written_.samples, run.samples_dropped, encode_sample_block);
-  append_rows(st.spans, run.spans, written_.spans, [](RowBinder& s, const Span& x) {
-    s.bind(2, x.start_ns).bind(3, x.end_ns).bind(4, x.pid).bind(5, x.tid);
-    s.bind(6, int64_t{static_cast<uint8_t>(x.kind)}).bind(7, as_int(x.name));
-    s.bind(8, x.correlation).bind(9, x.bytes).bind(10, as_int(x.detail));
-  });
-  write_row_ranges("spans", run.spans, written_.spans, &Span::start_ns, &Span::end_ns);
+  write_blocks(st.span_block, run.spans, written_.spans, 0, encode_span_block);
   append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
     s.bind(2, as_int(x.from)).bind(3, as_int(x.to)).bind(4, as_int(x.kind));
   });
@@ -211,9 +209,9 @@ void RunWriter::write_new_rows(const Run& run) {
                encode_counter_block);
 }
 
-// For each run of up to kRowsPerRange rows new since the last commit: the
+// For each run of up to kRowsPerRange flows new since the last commit: the
 // least and greatest `key` (what a window selects the table's rows by) and
-// the latest `latest` (where they end, for the run's extent).
+// the latest `latest`.
 template <typename Row, typename Key, typename Latest>
 void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows, size_t from, Key key,
                                  Latest latest) {
@@ -230,16 +228,21 @@ void RunWriter::write_row_ranges(const char* table, const std::vector<Row>& rows
 }
 
 // The rows new since the last commit, in blocks of up to kRowsPerBlock: a
-// recorder's commit of a second is one block or a few.
+// recorder's commit of a second is one block or a few. A block's start_ns and
+// end_ns bound its rows' block_time; a block of spans also keeps its latest
+// end, where the run's extent ends.
 template <typename Row, typename Encode>
 void RunWriter::write_blocks(SqliteStatement& insert, const std::vector<Row>& rows, size_t from, size_t dropped,
                              Encode encode) {
   for (size_t first = from; first < rows.size(); first += kRowsPerBlock) {
     size_t count = std::min(kRowsPerBlock, rows.size() - first);
     std::span<const Row> block(rows.data() + first, count);
-    auto [earliest, latest] = std::ranges::minmax_element(block, {}, &Row::ts_ns);
+    auto time = [](const Row& row) { return block_time(row); };
+    auto [earliest, latest] = std::ranges::minmax_element(block, {}, time);
     insert.bind(1, static_cast<int64_t>(dropped + first)).bind(2, static_cast<int64_t>(count));
-    insert.bind(3, earliest->ts_ns).bind(4, latest->ts_ns).bind_blob(5, encode(block)).run();
+    insert.bind(3, time(*earliest)).bind(4, time(*latest)).bind_blob(5, encode(block));
+    if constexpr (std::is_same_v<Row, Span>) insert.bind(6, std::ranges::max_element(block, {}, &Span::end_ns)->end_ns);
+    insert.run();
   }
 }
 

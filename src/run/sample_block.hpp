@@ -19,6 +19,9 @@
 
 namespace stepscope {
 
+// What a block of samples is ordered and windowed by.
+inline int64_t block_time(const Sample& sample) { return sample.ts_ns; }
+
 // The block's samples, in order, encoded and compressed.
 std::string encode_sample_block(std::span<const Sample> samples);
 

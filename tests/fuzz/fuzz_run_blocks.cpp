@@ -1,12 +1,14 @@
-// libFuzzer target for the blocks a run file keeps its samples and counter
-// values in (run/sample_block.hpp, run/counter_block.hpp): a file may come
+// libFuzzer target for the blocks a run file keeps its samples, counter
+// values and spans in (run/sample_block.hpp, run/counter_block.hpp,
+// run/span_block.hpp): a file may come
 // from anywhere, so any bytes must decode to rows within their bounds, or be
 // refused with the vector as it was. What decodes encodes back to blocks
 // that decode to the same rows. A crash, a sanitizer report or a broken
 // bound is a bug.
 //
-// Input: a byte choosing the decoder (even: samples, odd: counter values),
-// a byte of row count, a byte of stacks or counter tracks, then the block.
+// Input: a byte choosing the decoder (modulo 3: samples, counter values,
+// spans), a byte of row count, a byte of stacks, counter tracks or strings,
+// then the block.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -15,15 +17,22 @@
 
 #include "run/counter_block.hpp"
 #include "run/sample_block.hpp"
+#include "run/span_block.hpp"
 
 namespace {
 
 using stepscope::CounterValue;
 using stepscope::Sample;
+using stepscope::Span;
 
 bool same(const Sample& a, const Sample& b) {
   return a.ts_ns == b.ts_ns && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack && a.state == b.state &&
          a.holds_gil == b.holds_gil;
+}
+
+bool same(const Span& a, const Span& b) {
+  return a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.pid == b.pid && a.tid == b.tid && a.kind == b.kind &&
+         a.name == b.name && a.correlation == b.correlation && a.bytes == b.bytes && a.detail == b.detail;
 }
 
 bool same(const CounterValue& a, const CounterValue& b) {
@@ -52,8 +61,8 @@ void check(std::string_view block, size_t count, Decode decode, Encode encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   std::string_view block(reinterpret_cast<const char*>(data) + 3, size - 3);
-  const size_t count = data[1], limit = data[2];  // stacks or tracks
-  if (data[0] % 2 == 0) {
+  const size_t count = data[1], limit = data[2];  // stacks, tracks or strings
+  if (data[0] % 3 == 0) {
     check<Sample>(
         block, count,
         [limit](std::string_view bytes, size_t n, std::vector<Sample>& out) {
@@ -64,6 +73,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           return error;
         },
         [](const std::vector<Sample>& rows) { return stepscope::encode_sample_block(rows); });
+  } else if (data[0] % 3 == 2) {
+    check<Span>(
+        block, count,
+        [limit](std::string_view bytes, size_t n, std::vector<Span>& out) {
+          std::string error = stepscope::decode_span_block(bytes, n, limit, out);
+          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
+            if (static_cast<int>(out[i].kind) >= stepscope::kSpanKindCount || out[i].name >= limit ||
+                out[i].detail >= limit) {
+              __builtin_trap();
+            }
+          }
+          return error;
+        },
+        [](const std::vector<Span>& rows) { return stepscope::encode_span_block(rows); });
   } else {
     check<CounterValue>(
         block, count,

@@ -10,35 +10,29 @@ either inside its backward phase spans or with a frame of torch.distributed's
 distributed_c10d.py in their stack, over all its samples there.
 """
 import json
-import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
-RUN_SAMPLES = Path(__file__).resolve().parents[2] / "tools" / "run_samples.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from run_samples import open_with_samples  # noqa: E402
+
 STEP, BACKWARD, IDLE = 1, 4, 2
 
 
-def rows(run, sql):
-    out = subprocess.run([sys.executable, str(RUN_SAMPLES), run, sql], check=True, capture_output=True, text=True)
-    return [line.split("|") for line in out.stdout.splitlines() if line]
-
-
 def collective_wait(run, pid):
-    db = sqlite3.connect(run)
+    db = open_with_samples(run)  # the run format's reference decoder
     steps = db.execute("SELECT start_ns, end_ns, tid FROM spans WHERE kind = ? AND pid = ? ORDER BY end_ns",
                        (STEP, pid)).fetchall()
     warmup = min(max(len(steps) // 10, 1), 10) if len(steps) >= 2 else 0
     steady = steps[warmup:]
     backward = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = ? AND pid = ?", (BACKWARD, pid)).fetchall()
-    in_c10d = {int(r[0]) for r in rows(run, """
+    in_c10d = {r[0] for r in db.execute("""
         WITH RECURSIVE up(id, at) AS (SELECT id, id FROM stacks UNION ALL
                                       SELECT up.id, s.parent FROM up JOIN stacks s ON s.id = up.at WHERE up.at != 0)
         SELECT DISTINCT up.id FROM up JOIN stacks s ON s.id = up.at JOIN frames f ON f.id = s.frame
         JOIN strings n ON n.id = f.file WHERE n.value LIKE '%torch/distributed/distributed_c10d.py'""")}
     total = waiting = 0
-    for ts, tid, state, stack in rows(run, f"SELECT ts_ns, tid, state, stack FROM samples WHERE pid = {pid}"):
-        ts, tid, state, stack = int(ts), int(tid), int(state), int(stack)
+    for ts, tid, state, stack in db.execute("SELECT ts_ns, tid, state, stack FROM samples WHERE pid = ?", (pid,)):
         if not any(a <= ts < b and t == tid for a, b, t in steady):
             continue
         total += 1

@@ -1,17 +1,21 @@
-"""Reads what the hooks recorded with plain SQL, independently of stepscope's C++.
+"""Reads what the hooks recorded with plain SQL (through tools/run_samples.py, the run
+format's reference decoder), independently of stepscope's C++.
 
   check_steps.py RUN.db count           -> number of step spans
   check_steps.py RUN.db kinds           -> JSON {span kind number: count}
   check_steps.py RUN.db meta KEY        -> a metadata value ('' when absent)
 """
 import json
-import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from run_samples import open_with_samples  # noqa: E402
 
 
 def main():
     path, command, *args = sys.argv[1:]
-    db = sqlite3.connect(path)
+    db = open_with_samples(path)
     if command == "count":
         print(db.execute("SELECT COUNT(*) FROM spans WHERE kind = 1").fetchone()[0])
     elif command == "kinds":

@@ -26,10 +26,12 @@ record slightly 1.03
 expect_status 0 "$STEPSCOPE" compare base.db same.db --json -o same.json
 [ "$(compare_field same.json "c['format']")" = stepscope.compare/1 ] || fail "JSON format"
 [ "$(compare_field same.json "c['regressed']")" = False ] || fail "same program flagged: $(cat same.json)"
-# The headline's step time is the mean of the steady steps, read independently from the file.
-"$PY" - base.db same.json <<'PYEOF' || fail "step_time differs from the steps in the run file"
-import json, sqlite3, sys
-rows = sqlite3.connect(sys.argv[1]).execute("SELECT end_ns - start_ns FROM spans WHERE kind = 1 ORDER BY end_ns").fetchall()
+# The headline's step time is the mean of the steady steps, read independently from the
+# file (through tools/run_samples.py, the run format's reference decoder).
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - base.db same.json <<'PYEOF' || fail "step_time differs from the steps in the run file"
+import json, sys
+from run_samples import open_with_samples
+rows = open_with_samples(sys.argv[1]).execute("SELECT end_ns - start_ns FROM spans WHERE kind = 1 ORDER BY end_ns").fetchall()
 steady = [r[0] for r in rows][3:]  # 30 steps: the first 3 are warm-up
 c = json.load(open(sys.argv[2]))
 m = next(m for m in c["metrics"] if m["name"] == "step_time")
@@ -56,10 +58,11 @@ expect_status 1 "$STEPSCOPE" compare base.db slow.db --json -o slow.json
 # The change is the ratio of the steady mean step times in the two files; the
 # recorded steps also hold the loop's own overhead, which a loaded machine
 # stretches, so the measured slowdown is below 30% but well above the threshold.
-"$PY" - base.db slow.db slow.json <<'PYEOF' || fail "30% slowdown measured wrong: $(cat slow.json)"
-import json, sqlite3, sys
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - base.db slow.db slow.json <<'PYEOF' || fail "30% slowdown measured wrong: $(cat slow.json)"
+import json, sys
+from run_samples import open_with_samples
 def steady_mean(path):
-    rows = sqlite3.connect(path).execute("SELECT end_ns - start_ns FROM spans WHERE kind = 1 ORDER BY end_ns").fetchall()
+    rows = open_with_samples(path).execute("SELECT end_ns - start_ns FROM spans WHERE kind = 1 ORDER BY end_ns").fetchall()
     steady = [r[0] for r in rows][3:]
     return sum(steady) / len(steady)
 want = steady_mean(sys.argv[2]) / steady_mean(sys.argv[1]) - 1

@@ -90,15 +90,17 @@ check cpu cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz 'assert t is No
 # Recorded GPU runs (tests/data/gpu, made on an H200). A recording holds the
 # whole program, start-up included, so the device's idle time is measured over
 # the steady steps, and what of it falls in the main thread's data waits is
-# input_bound's: the share is recomputed here from the run's tables. The
+# input_bound's: the share is recomputed here from the run's tables (read
+# through tools/run_samples.py, the run format's reference decoder). The
 # example with 0 workers is input-bound first (the launch overhead a smaller
 # second); with 2 workers launch-bound alone; the MLP loop launch-bound.
 for name in example-w0 example-w2 torch-loop; do
   gunzip -c "$STEPSCOPE_REPO/tests/data/gpu/$name.db.gz" > "$WORK/$name.db"
   expect_status 0 "$STEPSCOPE" report "$WORK/$name.db" --json -o "$WORK/$name.json"
-  "$PY" - "$WORK/$name.db" "$WORK/$name.json" "$name" <<'PYEOF' || fail "$name: the device's idle time over steady steps"
-import json, sqlite3, sys
-db, report, name = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2])), sys.argv[3]
+  PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/$name.db" "$WORK/$name.json" "$name" <<'PYEOF' || fail "$name: the device's idle time over steady steps"
+import json, sys
+from run_samples import open_with_samples
+db, report, name = open_with_samples(sys.argv[1]), json.load(open(sys.argv[2])), sys.argv[3]
 steps = report["steps"]
 starts = db.execute("SELECT start_ns, end_ns FROM spans WHERE kind = 1 AND pid = ? ORDER BY start_ns",
                     (steps["pid"],)).fetchall()

@@ -39,10 +39,15 @@ PY
 # input shapes) and the same flows as the original.
 expect_status 0 "$STEPSCOPE" import "$trace" -o "$WORK/original.db"
 expect_status 0 "$STEPSCOPE" import "$WORK/trace.perfetto.json" -o "$WORK/back.db"
-query="SELECT kind, count(*), sum(end_ns - start_ns), sum(correlation), sum(bytes), group_concat(DISTINCT d.value)
-       FROM spans s JOIN strings d ON d.id = s.detail GROUP BY kind; SELECT count(*) FROM flows;"
-[ "$(sqlite3 "$WORK/original.db" "$query")" = "$(sqlite3 "$WORK/back.db" "$query")" ] \
-  || fail "$trace: spans or flows differ after the round trip: $(sqlite3 "$WORK/back.db" "$query")"
+# run_sql (the run format's reference decoder) takes one statement at a time.
+spans_and_flows() {
+  run_sql "$1" "SELECT kind, count(*), sum(end_ns - start_ns), sum(correlation), sum(bytes), group_concat(DISTINCT d.value)
+                FROM spans s JOIN strings d ON d.id = s.detail GROUP BY kind" &&
+    run_sql "$1" "SELECT count(*) FROM flows"
+}
+original=$(spans_and_flows "$WORK/original.db")
+back=$(spans_and_flows "$WORK/back.db")
+[ "$original" = "$back" ] || fail "$trace: spans or flows differ after the round trip: $back"
 done
 
 # Hostile names stay valid JSON and come back as the same (escaped) text.
@@ -62,6 +67,6 @@ assert "w;1 ]]> \\x01 \u2028" in names, names
 assert any(e["ph"] == "C" and e["name"] == 'mem "q"' and e["args"] == {"used": 7} for e in events), events
 PY
 expect_status 0 "$STEPSCOPE" import "$WORK/hostile.perfetto.json" -o "$WORK/hostile.db"
-[ "$(sqlite3 "$WORK/hostile.db" "SELECT n.value FROM spans s JOIN strings n ON n.id = s.name")" = '<img src=x onerror=alert(1)>' ] \
+[ "$(run_sql "$WORK/hostile.db" "SELECT n.value FROM spans s JOIN strings n ON n.id = s.name")" = '<img src=x onerror=alert(1)>' ] \
   || fail "the hostile span name did not come back"
 echo "1 passed, 0 failed"

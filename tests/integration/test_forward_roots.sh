@@ -8,9 +8,10 @@ require_venv_torch
 
 expect_status 0 "$STEPSCOPE" record -o "$WORK/roots.db" -- "$venv_python" \
   "$STEPSCOPE_REPO/tests/integration/programs/forward_roots.py" restore
-"$PY" - "$WORK/roots.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "forward spans or torch's state are wrong"
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/roots.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "forward spans or torch's state are wrong"
+import json, sys
+from run_samples import open_with_samples
+db = open_with_samples(sys.argv[1])  # the run format's reference decoder
 facts = json.loads(sys.argv[2])
 print(facts)
 assert facts["wrapped"] == ["Aux", "MSELoss", "Sequential"], facts
@@ -37,9 +38,10 @@ PYEOF
 # compiled region), and every step's forward is the compiled module's call.
 expect_status 0 "$STEPSCOPE" record -o "$WORK/compiled.db" -- "$venv_python" \
   "$STEPSCOPE_REPO/tests/integration/programs/compiled_model.py"
-"$PY" - "$WORK/compiled.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "torch.compile under the hooks"
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/compiled.db" "$(tail -n 1 "$WORK/stdout")" <<'PYEOF' || fail "torch.compile under the hooks"
+import json, sys
+from run_samples import open_with_samples
+db = open_with_samples(sys.argv[1])
 assert json.loads(sys.argv[2]) == {"graph_breaks": 0}, sys.argv[2]
 kinds = dict(db.execute("SELECT kind, COUNT(*) FROM spans WHERE kind IN (1, 3) GROUP BY kind").fetchall())
 assert kinds == {1: 30, 3: 30}, kinds

@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 programs="$STEPSCOPE_REPO/tests/integration/programs"
 export STEPSCOPE_PYTHON_DIR="$STEPSCOPE_REPO/python"
 library="$(dirname "$STEPSCOPE")/libstepscope-cupti.so"
-sql() { sqlite3 "$1" "$2"; }
+# The runs' tables through tools/run_samples.py, the run format's reference decoder.
+sql() { run_sql "$1" "$2"; }
 
 if [ -f "$library" ]; then
   # Only the two entry points CUDA and NVTX look up, and the hand-over to

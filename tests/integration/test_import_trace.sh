@@ -17,7 +17,7 @@ PYEOF
 }
 
 spans_in_run() {
-  sqlite3 "$1" "select count(*) from spans"
+  run_sql "$1" "select count(*) from spans"
 }
 
 export_trace() {  # export_trace PYTHON OUT: profile a few ops with PYTHON's torch

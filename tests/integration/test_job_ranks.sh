@@ -58,12 +58,13 @@ expect_status 0 "$STEPSCOPE" report straggler --json -o directory.json
 # export --format perfetto of the job: one timeline in wall-clock time, each node's processes
 # apart and named after their host and node; each run's steps keep their own length.
 expect_status 0 "$STEPSCOPE" export "${runs[@]}" --format perfetto -o job.perfetto.json
-"$PY" - job.perfetto.json "${runs[@]}" <<'PYEOF' || fail "the job's Perfetto timeline"
-import json, sqlite3, sys
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - job.perfetto.json "${runs[@]}" <<'PYEOF' || fail "the job's Perfetto timeline"
+import json, sys
+from run_samples import open_with_samples
 events = json.load(open(sys.argv[1]))["traceEvents"]
 names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
 for node, run in enumerate(sys.argv[2:]):
-    db = sqlite3.connect(run)
+    db = open_with_samples(run)  # the run format's reference decoder
     meta = dict(db.execute("SELECT key, value FROM metadata"))
     offset = int(meta["start_unix_ns"]) - int(meta["start_clock_ns"])
     steps = db.execute("SELECT pid, start_ns, end_ns FROM spans WHERE kind = 1 ORDER BY start_ns").fetchall()

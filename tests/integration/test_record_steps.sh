@@ -18,8 +18,8 @@ grep -q "torch imported: False" "$WORK/stdout" || fail "explicit_steps.py import
 [ "$("$PY" "$check" "$WORK/explicit.db" count)" = 6 ] || fail "explicit API: not 6 steps"
 expect_status 0 "$STEPSCOPE" report "$WORK/explicit.db" --json -o "$WORK/explicit.json"
 [ "$(steps_field "$WORK/explicit.json" "s['per_step'][-1]['tokens']")" = 4096 ] || fail "explicit tokens lost"
-sqlite3 "$WORK/explicit.db" "SELECT 1 FROM spans s JOIN strings n ON n.id = s.name WHERE s.kind = 6 AND n.value = 'work <phase>'" \
-  | grep -q 1 || fail "stepscope.range span missing"
+[ -n "$(run_sql "$WORK/explicit.db" "SELECT 1 FROM spans s JOIN strings n ON n.id = s.name WHERE s.kind = 6 AND n.value = 'work <phase>'")" ] \
+  || fail "stepscope.range span missing"
 # A burst of steps faster than the recorder drains its queue: every step is either in the
 # run or counted as dropped, including those still waiting in the process at exit.
 expect_status 0 "$STEPSCOPE" record -o "$WORK/burst.db" -- "$python" -c '
@@ -144,11 +144,12 @@ PYEOF
 # Two optimizers stepping in turn (a GAN): one step per batch, ending at the second.
 expect_status 0 "$STEPSCOPE" record -o "$WORK/gan.db" -- "$venv_python" "$programs/two_optimizers.py"
 expect_status 0 "$STEPSCOPE" report "$WORK/gan.db" --json -o "$WORK/gan.json"
-"$PY" - "$WORK/gan.json" "$WORK/gan.db" <<'PYEOF' || fail "two optimizers: not one step per batch"
-import json, sqlite3, sys
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/gan.json" "$WORK/gan.db" <<'PYEOF' || fail "two optimizers: not one step per batch"
+import json, sys
+from run_samples import open_with_samples
 rows = json.load(open(sys.argv[1]))["steps"]["per_step"]
 assert [r["samples"] for r in rows] == [16] * 12, rows
-db = sqlite3.connect(sys.argv[2])
+db = open_with_samples(sys.argv[2])  # the run format's reference decoder
 # Each step ends where the generator's optimizer step (the second of its two) ends.
 ends = [e for (e,) in db.execute("SELECT end_ns FROM spans WHERE kind = 5 ORDER BY start_ns")]
 steps = [e for (e,) in db.execute("SELECT end_ns FROM spans WHERE kind = 1 ORDER BY start_ns")]

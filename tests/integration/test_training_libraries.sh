@@ -14,9 +14,10 @@ fi
 
 # check RUN.db REPORT.json TOKENS_PER_STEP: the shared assertions.
 check() {
-  "$PY" - "$@" <<'PYEOF'
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+  PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$@" <<'PYEOF'
+import json, sys
+from run_samples import open_with_samples
+db = open_with_samples(sys.argv[1])  # the run format's reference decoder
 steps = json.load(open(sys.argv[2]))["steps"]
 tokens = None if sys.argv[3] == "-" else int(sys.argv[3])
 def spans(name):
@@ -54,9 +55,10 @@ expect_status 0 "$STEPSCOPE" report "$WORK/lightning.db" --json -o "$WORK/lightn
 check "$WORK/lightning.db" "$WORK/lightning.json" - || fail "Lightning"
 # Automatic optimization runs the step's last batch's forward and backward inside
 # optimizer.step(closure): they nest in the optimizer span, and count as themselves.
-"$PY" - "$WORK/lightning.db" <<'PYEOF' || fail "Lightning's closure: forward and backward not inside optimizer.step"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+PYTHONPATH="$STEPSCOPE_REPO/tools" "$PY" - "$WORK/lightning.db" <<'PYEOF' || fail "Lightning's closure: forward and backward not inside optimizer.step"
+import sys
+from run_samples import open_with_samples
+db = open_with_samples(sys.argv[1])
 nested = db.execute("""SELECT COUNT(*) FROM spans o JOIN spans f ON f.start_ns >= o.start_ns AND f.end_ns <= o.end_ns
                        WHERE o.kind = 5 AND f.kind IN (3, 4)""").fetchone()[0]
 assert nested == 24, nested

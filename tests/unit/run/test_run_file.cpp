@@ -356,12 +356,47 @@ TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
 TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
   save_run(make_full_run(), path("v99.db"));
   run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
-  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 4");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 5");
 }
 
 // Turns a file written now into one of schema 3: a row per counter value,
 // no counter blocks, and their run of rows in row_ranges.
+// Turns a file written now into one of schema 4: a row per span, a run of
+// them in row_ranges.
+void make_schema_four(const std::string& file, const Run& run) {
+  std::string sql =
+      "UPDATE meta SET value = '4' WHERE key = 'schema_version'; DROP TABLE span_blocks;"
+      "CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+      " pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL, name INTEGER NOT NULL,"
+      " correlation INTEGER NOT NULL, bytes INTEGER NOT NULL, detail INTEGER NOT NULL);";
+  for (size_t i = 0; i < run.spans.size(); ++i) {
+    const Span& s = run.spans[i];
+    sql += fmt::format("INSERT INTO spans VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", i, s.start_ns, s.end_ns,
+                       s.pid, s.tid, static_cast<int>(s.kind), s.name, s.correlation, s.bytes, s.detail);
+  }
+  if (!run.spans.empty()) {
+    auto [low, high] = std::ranges::minmax_element(run.spans, {}, &Span::start_ns);
+    sql += fmt::format("INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) VALUES "
+                       "('spans', 0, {}, {}, {}, {});",
+                       run.spans.size(), low->start_ns, high->start_ns,
+                       std::ranges::max_element(run.spans, {}, &Span::end_ns)->end_ns);
+  }
+  run_sql(file, sql.c_str());
+}
+
+TEST_F(RunFileTest, SchemaVersionFourStillLoads) {
+  stepscope::Run run = make_full_run();
+  ASSERT_FALSE(run.spans.empty());
+  save_run(run, path("v4.db"));
+  make_schema_four(path("v4.db"), run);
+  expect_same_run(run, load_run(path("v4.db")));
+  run_sql(path("v4.db"), "UPDATE spans SET kind = 200 WHERE id = 0");
+  expect_load_error(path("v4.db"), "table spans row 0: unknown span kind 200");
+}
+
+// And into one of schema 3: a row per counter value too.
 void make_schema_three(const std::string& file, const Run& run) {
+  make_schema_four(file, run);
   std::string sql =
       "UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE counter_blocks;"
       "CREATE TABLE counter_values(id INTEGER PRIMARY KEY, track INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
@@ -450,7 +485,8 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
                         Case{"UPDATE counter_blocks SET data = x'0a78'", "corrupt compressed counter values"},
                         Case{"UPDATE counter_blocks SET end_ns = 10", "a counter value at 15 ns outside the block's"},
                         Case{"DELETE FROM counter_tracks", "table counter_blocks row 0: counter track 0 does not exist"},
-                        Case{"UPDATE spans SET kind = 200 WHERE id = 0", "unknown span kind 200"},
+                        Case{"UPDATE span_blocks SET data = x'0a78'", "table span_blocks row 0: bad block header"},
+                        Case{"UPDATE span_blocks SET start_ns = start_ns + 1", "a span at 10 ns outside the block's"},
                         Case{"UPDATE frames SET file = 999 WHERE id = 1", "string 999 does not exist"},
                         Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},
                         Case{"DELETE FROM strings WHERE id = 3", "expected row id 3"}}) {

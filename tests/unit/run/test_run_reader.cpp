@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "run/run_file.hpp"
+#include "run/span_block.hpp"
 #include "run_rows.hpp"
 #include "util/demangle.hpp"
 #include "util/error.hpp"
@@ -126,7 +128,7 @@ TEST_F(RunReaderTest, ReadSideBySideTheRunIsTheOneReadTableAfterTable) {
 TEST_F(RunReaderTest, TheErrorIsTheOneATableAfterTableReadMetFirst) {
   const std::vector<std::pair<std::string, std::string>> breaks = {
       {"UPDATE sample_blocks SET count = 0 WHERE id = 1;", "table sample_blocks row 1: a count of 0 samples"},
-      {"UPDATE spans SET kind = 200 WHERE id = 7;", "table spans row 7: unknown span kind 200"},
+      {"UPDATE span_blocks SET data = x'0a78' WHERE id = 0;", "table span_blocks row 0: bad block header"},
       {"UPDATE flows SET to_span = 99999 WHERE id = 3;", "table flows row 3: span 99999 does not exist"},
       {"UPDATE counter_tracks SET unit = 9999 WHERE id = 0;",
        "table counter_tracks row 0: string 9999 does not exist"},
@@ -146,9 +148,16 @@ TEST_F(RunReaderTest, TheErrorIsTheOneATableAfterTableReadMetFirst) {
 TEST_F(RunReaderTest, AStringIdPastTheFilesIsRefusedThoughADemangledNameHasIt) {
   stepscope::Run written = mangled_kernels_run();
   save_run(written, file_);
-  std::string past = std::to_string(written.strings.size());
-  run_sql("UPDATE spans SET detail = " + past + " WHERE id = " + std::to_string(written.spans.size() - 1));
-  expect_load_error(fmt::format("table spans row {}: string {} does not exist", written.spans.size() - 1, past));
+  written.spans.back().detail = static_cast<StringId>(written.strings.size());
+  // The last block, written again with that span (the writer's blocks hold 4096 spans).
+  const size_t last_block = (written.spans.size() - 1) / 4096;
+  std::string block;
+  for (unsigned char byte : encode_span_block(std::span(written.spans).subspan(last_block * 4096))) {
+    block += fmt::format("{:02x}", byte);
+  }
+  run_sql(fmt::format("UPDATE span_blocks SET data = x'{}' WHERE id = {}", block, last_block));
+  expect_load_error(
+      fmt::format("table span_blocks row {}: string {} does not exist", last_block, written.strings.size()));
 }
 
 }  // namespace
