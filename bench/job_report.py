@@ -12,8 +12,8 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
 
 Prints wall time and peak RSS (medians) and their ratio. --baseline BINARY times another build's
 `stepscope` (say, a copy of the commit before a change) in the same rounds, as `one-base` and
-`job-base`, on copies of the runs in schema 3 (a build from before schema 4 reads no newer file),
-and this build on the same copies as `one-3` and `job-3`; --save-source PATH keeps the recording
+`job-base`, on copies of the runs in schema 4 (a build from before schema 5 reads no newer file),
+and this build on the same copies as `one-4` and `job-4`; --save-source PATH keeps the recording
 for the next run's --source.
 
   bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
@@ -33,7 +33,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from run_samples import write_schema_three  # noqa: E402
+from run_samples import write_schema_four  # noqa: E402
 
 
 def record_source(path, ranks_per_run, steps):
@@ -101,11 +101,11 @@ def main():
         # suffix: (the build, the source run, the job's directory)
         binaries = {"": (args.stepscope, *make_job(source, os.path.join(work, "job")))}
         if args.baseline:
-            source_3 = os.path.join(work, "source-schema3.db")
-            write_schema_three(source, source_3)
-            files_3 = make_job(source_3, os.path.join(work, "job-schema3"))
-            binaries["-3"] = (args.stepscope, *files_3)
-            binaries["-base"] = (args.baseline, *files_3)
+            source_4 = os.path.join(work, "source-schema4.db")
+            write_schema_four(source, source_4)
+            files_4 = make_job(source_4, os.path.join(work, "job-schema4"))
+            binaries["-4"] = (args.stepscope, *files_4)
+            binaries["-base"] = (args.baseline, *files_4)
         results = {f"{what}{suffix}": [] for suffix in binaries for what in ("one", "job")}
         for _ in range(args.rounds):
             for suffix, (binary, one, job) in binaries.items():

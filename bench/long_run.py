@@ -10,18 +10,18 @@ interleaved:
 
   window    `report --json --window -600:` (the last ten minutes: read through the time index)
   whole     `report --json` (the whole run)
-  window-3  the same window of the same run in schema 3 (a row per counter value), and
-  whole-3   the whole of it: runs up to --schema-3-hours, as the copy is made in Python
+  window-4  the same window of the same run in schema 4 (a row per span), and
+  whole-4   the whole of it: runs up to --schema-4-hours, as the copy is made in Python
   window-2  the same window of the same run in schema 2 (a row per sample and counter value, no
             index: read whole, then cut); only for runs up to --schema-2-hours
 
 Prints wall time and peak RSS (medians), the file's size and its bytes per sample. --baseline
 BINARY adds `window` and `whole` of another build's `stepscope` (say, a copy of the commit before
-a change) to the same rounds, as `window-b` and `whole-b`, on the schema-3 copy when there is one
-(a build from before schema 4 reads no newer file).
+a change) to the same rounds, as `window-b` and `whole-b`, on the schema-4 copy when there is one
+(a build from before schema 5 reads no newer file).
 
   bench/long_run.py [--hours 0.25,1] [--ranks 8] [--rounds 3] [--source RUN.db] [--baseline BINARY]
-                    [--schema-2-hours H] [--schema-3-hours H] [--stepscope BINARY]
+                    [--schema-2-hours H] [--schema-4-hours H] [--stepscope BINARY]
 """
 import argparse
 import os
@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
 LONG_RUN = os.path.join(ROOT, "build", "bench", "stepscope_long_run")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from run_samples import write_schema_three, write_schema_two  # noqa: E402
+from run_samples import write_schema_four, write_schema_two  # noqa: E402
 
 
 def record_source(path, seconds):
@@ -72,7 +72,7 @@ def main():
     p.add_argument("--source")
     p.add_argument("--source-seconds", type=float, default=30)
     p.add_argument("--schema-2-hours", type=float, default=0.25)
-    p.add_argument("--schema-3-hours", type=float, default=0)
+    p.add_argument("--schema-4-hours", type=float, default=0)
     p.add_argument("--baseline")
     p.add_argument("--stepscope", default=STEPSCOPE, help="the build to time (default: build/stepscope)")
     args = p.parse_args()
@@ -88,10 +88,10 @@ def main():
         # name: (the file, the build)
         cases = {"window": (run, args.stepscope), "whole": (run, args.stepscope)}
         baseline_run = run
-        if hours <= args.schema_3_hours:
-            baseline_run = os.path.join(work, f"long-{hours}h-schema3.db")
-            write_schema_three(run, baseline_run)
-            cases["window-3"] = cases["whole-3"] = (baseline_run, args.stepscope)
+        if hours <= args.schema_4_hours:
+            baseline_run = os.path.join(work, f"long-{hours}h-schema4.db")
+            write_schema_four(run, baseline_run)
+            cases["window-4"] = cases["whole-4"] = (baseline_run, args.stepscope)
         if args.baseline:
             cases["window-b"] = cases["whole-b"] = (baseline_run, args.baseline)
         if hours <= args.schema_2_hours:

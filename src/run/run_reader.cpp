@@ -542,7 +542,9 @@ class RunFileReader::Reader {
                       Decode decode, std::vector<Row>& rows, std::vector<int64_t>* kept_ids = nullptr) const {
     const KeyRange keep = window.value_or(KeyRange{from_ns, kLatest});
     const bool filter = window || trimmed_before_;
-    auto kept = [&](const Row& row) { return !filter || (block_time(row) >= keep.low && block_time(row) <= keep.high); };
+    auto kept = [&](const Row& row) {
+      return !filter || (block_time(row) >= keep.low && block_time(row) <= keep.high);
+    };
     // Blocks follow each other from the first: block 0 and row 0 but in a trimmed run.
     int64_t first_block = 0, next_row = 0;
     if (!window) std::tie(first_block, next_row) = first_block_and_row(db, table);

@@ -8,10 +8,10 @@ inline constexpr const char* kFormatName = "stepscope.run";
 
 // Ids are the Run's dense indexes; a sample's is its block's first_sample
 // plus its place in the block, a counter value's its block's first_value
-// plus its place. A window is read without the rest (RunFileReader::load)
-// through the blocks' indexes on time and, for spans and flows, row_ranges:
-// the span of each run of rows' key, a row per table and commit rather than
-// an index entry per row.
+// plus its place, a span's its block's first_span plus its place. A window is
+// read without the rest (RunFileReader::load) through the blocks' indexes on
+// time and, for flows, row_ranges: the span of each run of rows' key, a row
+// per commit rather than an index entry per row.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);

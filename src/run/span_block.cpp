@@ -19,7 +19,7 @@ std::string encode_span_block(std::span<const Span> spans) {
   columns.deltas(spans, [](const Span& s) { return as_unsigned(s.start_ns); });
   // Spans are written as they end, so their starts are near each other's but
   // not in order; a duration is small where an end is not.
-  for (const Span& s : spans) columns.signed_varint(static_cast<int64_t>(as_unsigned(s.end_ns) - as_unsigned(s.start_ns)));
+  for (const Span& s : spans) columns.varint(zigzag(as_unsigned(s.end_ns) - as_unsigned(s.start_ns)));
   columns.deltas(spans, [](const Span& s) { return as_unsigned(s.pid); });
   for (const Span& s : spans) columns.varint(zigzag(as_unsigned(s.tid) - as_unsigned(s.pid)));
   for (const Span& s : spans) columns.byte(static_cast<uint8_t>(s.kind));
