@@ -11,7 +11,8 @@ inline constexpr const char* kFormatName = "stepscope.run";
 // plus its place, a span's its block's first_span plus its place. A window is
 // read without the rest (RunFileReader::load) through the blocks' indexes on
 // time and, for flows, row_ranges: the span of each run of rows' key, a row
-// per commit rather than an index entry per row.
+// per commit rather than an index entry per row. A block's data comes last:
+// the columns after it would be read through its overflow pages.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,8 +28,8 @@ CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEG
 CREATE TABLE sample_blocks(id INTEGER PRIMARY KEY, first_sample INTEGER NOT NULL, count INTEGER NOT NULL,
                            start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE span_blocks(id INTEGER PRIMARY KEY, first_span INTEGER NOT NULL, count INTEGER NOT NULL,
-                         start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL,
-                         latest_end_ns INTEGER NOT NULL);
+                         start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, latest_end_ns INTEGER NOT NULL,
+                         data BLOB NOT NULL);
 CREATE TABLE flows(id INTEGER PRIMARY KEY, from_span INTEGER NOT NULL, to_span INTEGER NOT NULL,
                    kind INTEGER NOT NULL);
 CREATE TABLE counter_tracks(id INTEGER PRIMARY KEY, name INTEGER NOT NULL, pid INTEGER NOT NULL,

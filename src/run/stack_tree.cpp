@@ -44,9 +44,19 @@ StackTree::StackTree() { nodes_.push_back({kRoot, 0}); }
 
 StackId StackTree::push(StackId parent, FrameId frame) {
   if (parent >= nodes_.size()) throw std::out_of_range("stack parent does not exist");
+  index_loaded();
   auto key = child_key(parent, frame);
   if (auto found = children_.find(key); found != children_.end()) return found->second;
-  return append_loaded({parent, frame});
+  StackId id = append_loaded({parent, frame});
+  index_loaded();
+  return id;
+}
+
+void StackTree::index_loaded() {
+  for (; indexed_ < nodes_.size(); ++indexed_) {
+    const StackNode& node = nodes_[indexed_];
+    children_.emplace(child_key(node.parent, node.frame), static_cast<StackId>(indexed_));
+  }
 }
 
 StackId StackTree::intern(const std::vector<FrameId>& frames_root_first) {
@@ -72,7 +82,6 @@ StackId StackTree::append_loaded(StackNode node) {
   if (nodes_.size() >= UINT32_MAX) throw std::length_error("stack tree is full");
   auto id = static_cast<StackId>(nodes_.size());
   nodes_.push_back(node);
-  children_.emplace(child_key(node.parent, node.frame), id);
   return id;
 }
 

@@ -78,8 +78,14 @@ class StackTree {
   StackId append_loaded(StackNode node);
 
  private:
+  void index_loaded();
+
   std::vector<StackNode> nodes_;
-  std::unordered_map<uint64_t, StackId> children_;  // (parent << 32 | frame) -> child
+  // (parent << 32 | frame) -> child, for the nodes before indexed_: nodes
+  // appended as loaded are indexed by the first push that needs them, as a
+  // run read from a file is mostly only read.
+  std::unordered_map<uint64_t, StackId> children_;
+  size_t indexed_ = 1;  // the root is nobody's child
 };
 
 }  // namespace stepscope

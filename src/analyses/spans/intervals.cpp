@@ -59,12 +59,17 @@ std::vector<Interval> merge_unsorted(std::vector<Interval> intervals) {
 
 std::vector<Interval> clip_disjoint(const std::vector<Interval>& disjoint, int64_t start, int64_t end) {
   std::vector<Interval> out;
+  clip_disjoint(disjoint, start, end, out);
+  return out;
+}
+
+void clip_disjoint(const std::vector<Interval>& disjoint, int64_t start, int64_t end, std::vector<Interval>& out) {
+  out.clear();
   auto it = std::upper_bound(disjoint.begin(), disjoint.end(), start,
                              [](int64_t t, const Interval& i) { return t < i.end_ns; });
   for (; it != disjoint.end() && it->start_ns < end; ++it) {
     out.push_back({std::max(start, it->start_ns), std::min(end, it->end_ns)});
   }
-  return out;
 }
 
 int64_t total_length(const std::vector<Interval>& disjoint) {

@@ -48,6 +48,8 @@ int64_t overlap_length(const Intervals& a, const Intervals& b);
 Intervals merge_unsorted(Intervals intervals);
 // The part of disjoint, sorted intervals inside [start, end).
 Intervals clip_disjoint(const Intervals& disjoint, int64_t start, int64_t end);
+// The same into `out`, replacing what it held (no allocation once it has room).
+void clip_disjoint(const Intervals& disjoint, int64_t start, int64_t end, Intervals& out);
 // The interval of `by_start` (sorted by start) that contains `t`: the last to
 // start at or before it, if it has not ended; end() when there is none.
 Intervals::const_iterator containing(const Intervals& by_start, int64_t t);

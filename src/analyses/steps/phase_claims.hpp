@@ -15,9 +15,15 @@ class PhaseClaims {
  public:
   // The time of `phase` (disjoint, sorted) that no earlier claim took.
   int64_t claim(const Intervals& phase);
+  // The same of the part of `phase` inside [start, end).
+  int64_t claim(const Intervals& phase, int64_t start, int64_t end);
+  // Forgets every claim (for the next step), keeping the memory: a run's
+  // steps claim thousands of times.
+  void clear() { taken_.clear(); }
 
  private:
   Intervals taken_;
+  Intervals merged_, clipped_;  // scratch
 };
 
 }  // namespace stepscope

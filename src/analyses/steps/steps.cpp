@@ -79,13 +79,13 @@ class StepCounters {
 // The hooks' phases claim time in the order of phase_at: data wait, forward,
 // backward, then the optimizer, whose span holds the forward and backward of a
 // closure optimizer.
-void fill_phases(StepRecord& step, const PhaseIndex::ThreadPhases* phases) {
+void fill_phases(StepRecord& step, const PhaseIndex::ThreadPhases* phases, PhaseClaims& claims) {
   int64_t measured = 0;
   if (phases) {
-    PhaseClaims claims;
+    claims.clear();
     for (StepPhase phase : {StepPhase::kDataWait, StepPhase::kForward, StepPhase::kBackward, StepPhase::kOptimizer}) {
       auto p = static_cast<size_t>(phase);
-      step.phase_ns[p] = claims.claim(clip_disjoint((*phases)[p], step.start_ns, step.end_ns));
+      step.phase_ns[p] = claims.claim((*phases)[p], step.start_ns, step.end_ns);
       measured += step.phase_ns[p];
     }
   }
@@ -217,12 +217,13 @@ std::vector<ProcessSteps> collect_processes(const Run& run, const StepsOptions& 
     const StepCounters::Series* tokens = counters.find("step_tokens", pid);
     const StepCounters::Series* host_peak = counters.find("step_peak_rss", pid);
     const StepCounters::Series* device_peak = counters.find("step_peak_device_memory", pid);
+    PhaseClaims claims;
     for (const Span* span : spans) {
       StepRecord& step = p.steps.emplace_back();
       step.start_ns = span->start_ns;
       step.end_ns = span->end_ns;
       step.tid = span->tid;
-      fill_phases(step, phases.find(pid, span->tid));
+      fill_phases(step, phases.find(pid, span->tid), claims);
       step.samples = StepCounters::at(samples, span->end_ns);
       step.tokens = StepCounters::at(tokens, span->end_ns);
       step.host_peak_bytes = StepCounters::at(host_peak, span->end_ns);

@@ -63,6 +63,21 @@ TEST(StackTree, RecursionMakesDeeperStacksNotCycles) {
   EXPECT_EQ(run.stacks.frames(s).size(), 100u);
 }
 
+// Stacks appended as loaded from a file are found by later pushes, frame 0
+// too (the root's own, which no push may return).
+TEST(StackTree, PushesFindTheStacksLoaded) {
+  StackTree tree;
+  EXPECT_EQ(tree.append_loaded({StackTree::kRoot, 0}), 1u);
+  EXPECT_EQ(tree.append_loaded({1, 7}), 2u);
+  EXPECT_EQ(tree.push(StackTree::kRoot, 0), 1u);
+  EXPECT_EQ(tree.push(1, 7), 2u);
+  EXPECT_EQ(tree.push(2, 7), 3u);
+  EXPECT_EQ(tree.append_loaded({3, 0}), 4u);
+  EXPECT_EQ(tree.push(3, 0), 4u);
+  EXPECT_EQ(tree.push(2, 7), 3u);
+  EXPECT_EQ(tree.size(), 5u);
+}
+
 TEST(StackTree, RejectsMissingParent) {
   StackTree tree;
   EXPECT_THROW(tree.push(5, 0), std::out_of_range);
