@@ -54,6 +54,21 @@ void add_counter_second(Run& run, int64_t second) {
   }
 }
 
+// A second of a training loop's step spans: 50 steps of 20 ms, each with
+// its data wait, forward, backward and optimizer, written as they end.
+void add_step_second(Run& run, int64_t second) {
+  const StringId step = run.strings.intern("step"), phase = run.strings.intern("phase");
+  for (int64_t i = 0; i < 50; ++i) {
+    int64_t start = second * 1'000'000'000 + i * 20'000'000 + (i * 7919 % 1000);
+    int64_t data = start + 1'000'000, forward = data + 5'000'000, backward = forward + 10'000'000;
+    run.spans.push_back({start, data, 1, 1, SpanKind::kDataWait, phase});
+    run.spans.push_back({data, forward, 1, 1, SpanKind::kForward, phase});
+    run.spans.push_back({forward, backward, 1, 1, SpanKind::kBackward, phase});
+    run.spans.push_back({backward, backward + 3'000'000, 1, 1, SpanKind::kOptimizer, phase});
+    run.spans.push_back({start, backward + 3'000'000, 1, 1, SpanKind::kStep, step});
+  }
+}
+
 void BM_StringIntern(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < 4096; ++i) names.push_back("module.function_" + std::to_string(i));
@@ -83,8 +98,8 @@ void BM_SaveRun(benchmark::State& state) {
 BENCHMARK(BM_SaveRun)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 // What the recorder pays once a second at 1 kHz: a commit of 1000 new
-// samples (a few of them on new stacks), 200 counter values and the small
-// mutable tables, with
+// samples (a few of them on new stacks), 200 counter values, 250 step spans
+// and the small mutable tables, with
 // `max_bytes` (record --max-size) the check and, once the file is over it,
 // the trims: the recorder's loop, samples released after each commit.
 void commit_seconds(benchmark::State& state, uint64_t max_bytes) {
@@ -107,6 +122,7 @@ void commit_seconds(benchmark::State& state, uint64_t max_bytes) {
         run.samples.push_back({second * 1'000'000'000 + i * 1'000'000, 1, 1, stack, ThreadState::kRunning});
       }
       add_counter_second(run, second);
+      add_step_second(run, second);
       writer.commit(run);
       writer.trim_to_limit(run);
       writer.release_written(run);
@@ -159,6 +175,25 @@ void BM_LoadCounterValues(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(run.counter_values.size()));
 }
 BENCHMARK(BM_LoadCounterValues)->Arg(3600)->Unit(benchmark::kMillisecond);
+
+// Reading the spans of a long recording: ARG seconds of add_step_second
+// (250 spans a second), written a second at a time as a recorder commits.
+void BM_LoadSpans(benchmark::State& state) {
+  auto path = std::filesystem::temp_directory_path() / "stepscope-bench-load-spans.db";
+  Run run;
+  {
+    RunWriter writer(path.string());
+    for (int64_t second = 0; second < state.range(0); ++second) {
+      add_step_second(run, second);
+      writer.commit(run);
+    }
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(load_run(path.string()).spans.size());
+  state.counters["file_bytes"] = static_cast<double>(std::filesystem::file_size(path));
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(run.spans.size()));
+}
+BENCHMARK(BM_LoadSpans)->Arg(600)->Unit(benchmark::kMillisecond);
 
 void BM_BuildProfile(benchmark::State& state) {
   Run run = make_sampled_run(static_cast<size_t>(state.range(0)), 8);
