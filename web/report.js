@@ -416,6 +416,14 @@
     flame.processes.forEach((p, i) => {
       processSelect.appendChild(el("option", { value: String(i) }, flame.names[p.nodes[0][1]] + " — " + fmtMs(p.total_ns)));
     });
+    // The process whose steps the report describes, else the busiest: not a
+    // launcher that waits for its children.
+    const steps = data.report && data.report.steps;
+    let shown = flame.processes.findIndex((p) => steps && p.pid === steps.pid);
+    if (shown < 0) {
+      shown = flame.processes.reduce((best, p, i) => (p.total_ns > flame.processes[best].total_ns ? i : best), 0);
+    }
+    processSelect.value = String(shown);
     const phaseSelect = byId("flame-phase");
     if (Array.isArray(flame.phases)) {
       phaseSelect.appendChild(el("option", { value: "" }, "all"));

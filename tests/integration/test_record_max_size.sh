@@ -17,10 +17,14 @@ done
 expect_status 2 "$STEPSCOPE" record -o bad.db --max-size 100K -- "$python" -c 'pass'
 expect_stderr_contains "below the least limit, 1 MiB"
 
-# About 18 s of 1 ms steps sampled at 1000 Hz: some 130 kB a second, so the limit is reached after some 8 s,
-# then again every second or two. The file's size is watched all along.
+# About 18 s of 1 ms steps in six processes sampled at 1000 Hz: some 130 kB a second (one process writes
+# about 22 kB a second, its spans, samples and counter values in compressed blocks), so the limit is reached
+# after some 8 s, then again every second or two. The file's size is watched all along.
 limit=$((1024 * 1024))
-"$STEPSCOPE" record -o run.db --rate 1000 --max-size 1M -- "$python" "$paced" --steps 16000 --step-ms 1 \
+six_paced='import subprocess, sys
+jobs = [subprocess.Popen([sys.executable] + sys.argv[1:]) for _ in range(6)]
+sys.exit(max(job.wait() for job in jobs))'
+"$STEPSCOPE" record -o run.db --rate 1000 --max-size 1M -- "$python" -c "$six_paced" "$paced" --steps 16000 --step-ms 1 \
   2> record.err &
 recorder=$!
 largest=0
@@ -58,12 +62,12 @@ assert trimmed["samples"] > 0 and trimmed["spans"] > 0 and trimmed["counter_valu
 # The samples kept are every sample the file holds from the cut on.
 samples = sum(p["samples"] for p in report["processes"])
 assert samples == int(sys.argv[2]) and samples > 1000, (samples, sys.argv[2])
-# The steps kept are the newest: from the cut to the program's end, none before.
+# The steps kept are the newest: from the cut to their process's end, none before.
 per_step = steps["per_step"]
 # Some 1 ms steps per dropped second (paced, so at most 1000): how many depends on how much a MiB holds.
 assert 1000 < steps["count"] < 16000 - 1000, (steps["count"], trimmed["dropped_seconds"])
 assert per_step[0]["start_ns"] >= before, (per_step[0], before)
-end = max(p["end_ns"] for p in report["processes"])
+end = next(p["end_ns"] for p in report["processes"] if p["pid"] == steps["pid"])
 last = per_step[-1]["start_ns"] + per_step[-1]["time_ns"]
 assert 0 <= end - last < 1e9, (end, last)
 PYEOF
