@@ -256,8 +256,12 @@ def main(argv):
     if len(argv) != 3:
         sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2|--schema-3|--schema-4 RUN.db OUT.db")
     db = open_with_samples(argv[1])
-    for row in db.execute(argv[2]):
-        print("|".join("" if v is None else str(v) for v in row))
+    try:
+        for row in db.execute(argv[2]):
+            print("|".join("" if v is None else str(v) for v in row))
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`, `| grep -q`), as sqlite3 allows
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

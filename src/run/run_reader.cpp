@@ -655,8 +655,11 @@ class RunFileReader::Reader {
   void read_spans_and_flows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<Flow>& flows,
                             const Kept& kept) const {
     const std::optional<TimeRange>& window = kept.window;
-    std::vector<int64_t> span_ids;  // the file's id of each span kept, ascending
-    int64_t spans_end = 0;          // read whole: the file's last span id plus one
+    // A run read whole and untrimmed keeps every span: a span's file id is its
+    // place in the Run. Otherwise the file's id of each span kept, ascending.
+    const bool cut = window || trimmed_before_;
+    std::vector<int64_t> span_ids;
+    int64_t spans_end = 0;  // read whole: the file's last span id plus one
     if (schema_version_ >= 5) {
       // A window keeps the spans that start in it.
       std::optional<KeyRange> span_window;
@@ -664,13 +667,17 @@ class RunFileReader::Reader {
       auto decode = [strings](std::string_view data, size_t count, std::vector<Span>& out) {
         return decode_span_block(data, count, strings, out);
       };
-      spans_end = read_blocks(db, kSpanBlocks, span_window, kept.from_ns, decode, spans, &span_ids);
+      spans_end = read_blocks(db, kSpanBlocks, span_window, kept.from_ns, decode, spans, cut ? &span_ids : nullptr);
     } else {
-      spans_end = read_span_rows(db, strings, spans, span_ids, kept);
+      spans_end = read_span_rows(db, strings, spans, cut ? &span_ids : nullptr, kept);
     }
     // A window keeps the flows between the spans it keeps, and so does a
     // trimmed run: a span before its start, trimmed or not, ends a flow.
     auto span_ref = [&](int64_t row, int64_t span) -> std::optional<SpanId> {
+      if (!cut) {
+        if (span >= 0 && static_cast<uint64_t>(span) < spans.size()) return static_cast<SpanId>(span);
+        bad_row("flows", row, fmt::format("span {} does not exist", span));
+      }
       auto found = std::lower_bound(span_ids.begin(), span_ids.end(), span);
       if (found != span_ids.end() && *found == span) return static_cast<SpanId>(found - span_ids.begin());
       bool trimmed = trimmed_before_ && span >= 0 && span < spans_end;
@@ -688,8 +695,9 @@ class RunFileReader::Reader {
                  });
   }
 
-  // Schema 1 to 4: a row per span. Returns the file's last span id plus one.
-  int64_t read_span_rows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<int64_t>& span_ids,
+  // Schema 1 to 4: a row per span, and with `span_ids` the file's id of
+  // each kept. Returns the file's last span id plus one.
+  int64_t read_span_rows(SqliteDb& db, size_t strings, std::vector<Span>& spans, std::vector<int64_t>* span_ids,
                          const Kept& kept) const {
     const std::optional<TimeRange>& window = kept.window;
     // Version 1 had no correlation, bytes or detail columns.
@@ -701,7 +709,7 @@ class RunFileReader::Reader {
     int64_t spans_end = 0;
     auto reserve_spans = [&](uint64_t claimed) {
       reserve(spans, claimed);
-      reserve(span_ids, claimed);
+      if (span_ids) reserve(*span_ids, claimed);
     };
     for_each_row(db, "spans", columns, span_window, reserve_spans, [&](SqliteStatement& s, int64_t id) {
       int64_t kind = s.column_int(5);
@@ -712,7 +720,7 @@ class RunFileReader::Reader {
       spans_end = id + 1;
       if (span.start_ns < kept.from_ns) return;  // before a trimmed run's start
       spans.push_back(span);
-      span_ids.push_back(id);
+      if (span_ids) span_ids->push_back(id);
     });
     return spans_end;
   }
