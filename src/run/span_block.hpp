@@ -4,9 +4,9 @@
 //
 // A recording writes several spans a step per process (the step, its data
 // wait, forward, backward and optimizer), a GPU run one per kernel and copy.
-// A row each cost ~40 bytes on disk and a step of SQLite per span to read:
+// A row each cost ~34 bytes on disk and a step of SQLite per span to read:
 // the largest table of a recording once samples and counter values were in
-// blocks, and a third of a job report's CPU.
+// blocks, and most of the third of a job report's CPU that SQLite took.
 #pragma once
 
 #include <cstddef>
