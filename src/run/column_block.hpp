@@ -1,5 +1,5 @@
-// The encoding the run file's blocks share (docs/run-format.md, "Samples"
-// and "Counter values"): a block's rows column by column, each value a
+// The encoding the run file's blocks share (docs/run-format.md, "Samples",
+// "Counter values" and "Spans"): a block's rows column by column, each value a
 // LEB128 varint (differences and signed values zigzagged) or raw bytes, the
 // columns then deflated as one. Consecutive rows are nearly alike, so the
 // differences are small and the whole compresses to a few bytes a row.
@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace stepscope {
 
@@ -90,6 +92,33 @@ class ColumnReader {
   std::string raw_;
   size_t at_ = 0;
   bool failed_ = false;
+};
+
+// Ids a column refers to (stacks, counter tracks, strings), each checked
+// against how many there are: decoding goes on past a bad one, and error()
+// names the first.
+class IdRefs {
+ public:
+  IdRefs(size_t count, const char* noun) : count_(count), noun_(noun) {}
+  uint32_t take(uint64_t id) {
+    if (id >= count_ && !any_bad_) {
+      any_bad_ = true;
+      bad_ = id;
+    }
+    return static_cast<uint32_t>(id);
+  }
+  // Empty when every id exists.
+  std::string error() const {
+    if (!any_bad_) return {};
+    if (bad_ > UINT32_MAX) return fmt::format("a {} id out of range", noun_);
+    return fmt::format("{} {} does not exist", noun_, bad_);
+  }
+
+ private:
+  size_t count_;
+  const char* noun_;
+  bool any_bad_ = false;
+  uint64_t bad_ = 0;
 };
 
 // Appends the `count` rows of `block` to `out`, each of its columns taking

@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <optional>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "run/column_block.hpp"
 
@@ -50,13 +47,10 @@ namespace {
 
 // Fills `values` from the columns; an empty string, or what is wrong.
 std::string take_columns(ColumnReader& columns, size_t tracks, std::span<CounterValue> values) {
-  std::optional<uint64_t> bad_track;
-  columns.deltas(values, [&](CounterValue& v, uint64_t track) {
-    if (track >= tracks && !bad_track) bad_track = track;
-    v.track = static_cast<CounterTrackId>(track);
-  });
+  IdRefs refs(tracks, "counter track");
+  columns.deltas(values, [&](CounterValue& v, uint64_t track) { v.track = refs.take(track); });
   columns.deltas(values, [](CounterValue& v, uint64_t ts) { v.ts_ns = static_cast<int64_t>(ts); });
-  if (bad_track) return fmt::format("counter track {} does not exist", *bad_track);
+  if (std::string error = refs.error(); !error.empty()) return error;
   if (columns.failed() || columns.remaining() != values.size() * sizeof(uint64_t)) {
     return "counter values do not fill the block";
   }

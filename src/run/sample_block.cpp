@@ -1,7 +1,5 @@
 #include "run/sample_block.hpp"
 
-#include <optional>
-
 #include <fmt/format.h>
 
 #include "run/column_block.hpp"
@@ -35,14 +33,9 @@ std::string take_columns(ColumnReader& columns, size_t stacks, std::span<Sample>
   columns.deltas(samples, [](Sample& s, uint64_t ts) { s.ts_ns = static_cast<int64_t>(ts); });
   columns.deltas(samples, [](Sample& s, uint64_t pid) { s.pid = static_cast<int64_t>(pid); });
   for (Sample& s : samples) s.tid = static_cast<int64_t>(as_unsigned(s.pid) + unzigzag(columns.varint()));
-  std::optional<uint64_t> bad_stack;
-  columns.deltas(samples, [&](Sample& s, uint64_t stack) {
-    if (stack >= stacks && !bad_stack) bad_stack = stack;
-    s.stack = static_cast<StackId>(stack);
-  });
-  if (bad_stack) {
-    return *bad_stack > UINT32_MAX ? "a stack id out of range" : fmt::format("stack {} does not exist", *bad_stack);
-  }
+  IdRefs refs(stacks, "stack");
+  columns.deltas(samples, [&](Sample& s, uint64_t stack) { s.stack = refs.take(stack); });
+  if (std::string error = refs.error(); !error.empty()) return error;
   if (columns.failed() || columns.remaining() != samples.size()) return "samples do not fill the block";
   for (Sample& s : samples) {
     uint8_t flags = columns.byte();

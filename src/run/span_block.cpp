@@ -33,28 +33,6 @@ std::string encode_span_block(std::span<const Span> spans) {
 
 namespace {
 
-// A string id read from a column, or what is wrong with it.
-class StringRefs {
- public:
-  explicit StringRefs(size_t strings) : strings_(strings) {}
-  StringId take(uint64_t id) {
-    if (id >= strings_ && !any_bad_) {
-      any_bad_ = true;
-      bad_ = id;
-    }
-    return static_cast<StringId>(id);
-  }
-  std::string error() const {
-    if (!any_bad_) return {};
-    return bad_ > UINT32_MAX ? "a string id out of range" : fmt::format("string {} does not exist", bad_);
-  }
-
- private:
-  size_t strings_;
-  bool any_bad_ = false;
-  uint64_t bad_ = 0;
-};
-
 // Fills `spans` from the columns; an empty string, or what is wrong.
 std::string take_columns(ColumnReader& columns, size_t strings, std::span<Span> spans) {
   columns.deltas(spans, [](Span& s, uint64_t start) { s.start_ns = static_cast<int64_t>(start); });
@@ -66,7 +44,7 @@ std::string take_columns(ColumnReader& columns, size_t strings, std::span<Span> 
     if (kind >= kSpanKindCount) return fmt::format("unknown span kind {}", kind);
     s.kind = static_cast<SpanKind>(kind);
   }
-  StringRefs refs(strings);
+  IdRefs refs(strings, "string");
   for (Span& s : spans) s.name = refs.take(columns.varint());
   columns.deltas(spans, [](Span& s, uint64_t correlation) { s.correlation = static_cast<int64_t>(correlation); });
   for (Span& s : spans) s.bytes = columns.signed_varint();

@@ -34,6 +34,9 @@ class SortedUnion {
     }
   }
   Intervals take() { return std::move(merged_); }
+  const Intervals& intervals() const { return merged_; }
+  // Empty again, keeping the memory.
+  void clear() { merged_.clear(); }
 
  private:
   Intervals merged_;

@@ -6,18 +6,13 @@
 namespace stepscope {
 
 int64_t PhaseClaims::claim(const Intervals& phase) {
-  int64_t time = total_length(phase) - overlap_length(phase, taken_);
-  // Both are sorted and disjoint: one merging pass, then touching ones joined.
+  const Intervals& taken = taken_.intervals();
+  int64_t time = total_length(phase) - overlap_length(phase, taken);
+  // Both are sorted and disjoint: one merging pass, no sort.
   merged_.clear();
-  std::merge(taken_.begin(), taken_.end(), phase.begin(), phase.end(), std::back_inserter(merged_));
+  std::merge(taken.begin(), taken.end(), phase.begin(), phase.end(), std::back_inserter(merged_));
   taken_.clear();
-  for (const Interval& interval : merged_) {
-    if (!taken_.empty() && interval.start_ns <= taken_.back().end_ns) {
-      taken_.back().end_ns = std::max(taken_.back().end_ns, interval.end_ns);
-    } else {
-      taken_.push_back(interval);
-    }
-  }
+  for (const Interval& interval : merged_) taken_.add(interval);
   return time;
 }
 

@@ -22,7 +22,7 @@ class PhaseClaims {
   void clear() { taken_.clear(); }
 
  private:
-  Intervals taken_;
+  SortedUnion taken_;
   Intervals merged_, clipped_;  // scratch
 };
 
