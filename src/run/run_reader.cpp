@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <new>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -60,6 +61,10 @@ struct KeyRange {
 // corrupt count costs no more than reserved, untouched memory of a few
 // times the file's size, and is found out as the rows are read.
 constexpr uint64_t kMostReservedPerFileByte = 4;
+// The same for rows kept in compressed blocks, which take up to 32 times as
+// much memory as file (an idle thread's samples: 1 byte a sample stored, 32
+// in memory); where even that cannot be had, the rows are read without.
+constexpr uint64_t kMostReservedPerBlockFileByte = 64;
 
 // From this size on a run file's samples, spans and counters are read side
 // by side: below it two more connections and threads cost more than they
@@ -373,10 +378,15 @@ class RunFileReader::Reader {
     return rows.step() ? rows.column_int(0) : 0;
   }
 
-  // Reserves room for `claimed` rows (kMostReservedPerFileByte).
+  // Reserves room for `claimed` rows, at most `per_file_byte` bytes for each
+  // of the file's (kMostReservedPerFileByte).
   template <typename Row>
-  void reserve(std::vector<Row>& rows, uint64_t claimed) const {
-    rows.reserve(static_cast<size_t>(std::min(claimed, file_bytes_ * kMostReservedPerFileByte / sizeof(Row))));
+  void reserve(std::vector<Row>& rows, uint64_t claimed, uint64_t per_file_byte = kMostReservedPerFileByte) const {
+    try {
+      rows.reserve(static_cast<size_t>(std::min(claimed, file_bytes_ * per_file_byte / sizeof(Row))));
+    } catch (const std::bad_alloc&) {
+      // The vector grows as rows are read.
+    }
   }
 
   void check_identity() {
@@ -575,8 +585,8 @@ class RunFileReader::Reader {
     const std::string columns = fmt::format("SELECT id, {}, count, start_ns, end_ns, data FROM {}", table.first_row,
                                             table.name);
     auto reserve_for = [&](uint64_t claimed) {
-      reserve(rows, claimed);
-      if (kept_ids) reserve(*kept_ids, claimed);
+      reserve(rows, claimed, kMostReservedPerBlockFileByte);
+      if (kept_ids) reserve(*kept_ids, claimed, kMostReservedPerBlockFileByte);
     };
     if (!window) {
       reserve_for(claimed_rows(db, table, first_block, rows_by_id(db, table.name) - 1));

@@ -143,6 +143,17 @@ TEST_F(RunReaderTest, TheErrorIsTheOneATableAfterTableReadMetFirst) {
   }
 }
 
+// A last block whose first row claims billions of rows before it reserves
+// no more than a few times the file's size: the read finds the lie.
+TEST_F(RunReaderTest, ABlockClaimingBillionsOfRowsIsRefusedNotReserved) {
+  stepscope::Run written = mangled_kernels_run();
+  save_run(written, file_);
+  const size_t last_block = (written.spans.size() - 1) / 4096;  // the writer's blocks hold 4096 spans
+  ASSERT_GT(last_block, 0u);
+  run_sql(fmt::format("UPDATE span_blocks SET first_span = 4000000000000000000 WHERE id = {};", last_block));
+  expect_load_error(fmt::format("table span_blocks row {}: expected first span {}", last_block, last_block * 4096));
+}
+
 // A string id past the file's strings names no string of the file, even
 // where a demangled kernel name has that id in the Run being read.
 TEST_F(RunReaderTest, AStringIdPastTheFilesIsRefusedThoughADemangledNameHasIt) {
