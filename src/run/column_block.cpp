@@ -62,7 +62,7 @@ std::optional<ColumnReader> ColumnReader::open(std::string_view block, size_t mi
   return ColumnReader(std::move(raw));
 }
 
-uint64_t ColumnReader::varint() {
+uint64_t ColumnReader::long_varint() {
   uint64_t value = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (at_ >= raw_.size()) break;
@@ -72,20 +72,6 @@ uint64_t ColumnReader::varint() {
   }
   failed_ = true;
   return 0;
-}
-
-uint8_t ColumnReader::byte() {
-  if (at_ >= raw_.size()) {
-    failed_ = true;
-    return 0;
-  }
-  return static_cast<uint8_t>(raw_[at_++]);
-}
-
-uint64_t ColumnReader::word() {
-  uint64_t value = 0;
-  for (int shift = 0; shift < 64; shift += 8) value |= uint64_t{byte()} << shift;
-  return value;
 }
 
 }  // namespace stepscope

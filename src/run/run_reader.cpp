@@ -574,6 +574,7 @@ class RunFileReader::Reader {
       if (!error.empty()) bad_row(table.name, id, error);
       check_block_times(table, id, std::span<const Row>(rows.begin() + static_cast<std::ptrdiff_t>(from), rows.end()),
                         {s.column_int(3), s.column_int(4)});
+      if (!filter && !kept_ids) return;  // every row kept where it is
       size_t to = from;
       for (size_t i = from; i < rows.size(); ++i) {
         if (!kept(rows[i])) continue;

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -129,8 +131,30 @@ std::optional<int> process_gpu_index(std::string_view name, std::string_view qua
   return gpu_index(name.substr(kPrefix.size()), quantity);
 }
 
-// Per poll, the sum of a track's values over processes (or the one system track).
-using PerPoll = std::map<int64_t, double>;
+// Per poll, the sum of a track's values over processes (or the one system
+// track): (time, value) sorted by time, one per time. Filled as a list and
+// summed once (sum_per_poll): a map insert per value was most of the
+// diagnosis' facts on an hour's run.
+using PerPoll = std::vector<std::pair<int64_t, double>>;
+
+void sum_per_poll(PerPoll& values) {
+  std::stable_sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (kept > 0 && values[kept - 1].first == values[i].first) {
+      values[kept - 1].second += values[i].second;
+    } else {
+      values[kept++] = values[i];
+    }
+  }
+  values.resize(kept);
+}
+
+// The value at `ts`, or null.
+const double* value_at(const PerPoll& values, int64_t ts) {
+  auto it = std::lower_bound(values.begin(), values.end(), ts, [](const auto& v, int64_t t) { return v.first < t; });
+  return it != values.end() && it->first == ts ? &it->second : nullptr;
+}
 
 // The least room the tree had per poll: the system's available memory and,
 // in a limited cgroup, the limit less the working set.
@@ -143,7 +167,7 @@ void gather_available(const PerPoll& available, const PerPoll& limit, const PerP
   };
   for (auto [ts, bytes] : available) note(bytes, false);
   for (auto [ts, bytes] : limit) {
-    if (auto w = working_set.find(ts); w != working_set.end()) note(std::max(0.0, bytes - w->second), true);
+    if (const double* w = value_at(working_set, ts)) note(std::max(0.0, bytes - *w), true);
   }
 }
 
@@ -183,7 +207,7 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     const std::string& name = c.name(t);
     if (auto into = sums.find(name); into != sums.end()) {
-      for (const CounterValue* v : c.values(t)) (*into->second)[v->ts_ns] += v->value;
+      for (const CounterValue* v : c.values(t)) into->second->emplace_back(v->ts_ns, v->value);
     }
     for (auto [quantity, list] : {std::make_pair("memory_total_bytes", &f.gpu_memory_total_bytes),
                                   std::make_pair("memory_used_bytes", &f.gpu_memory_peak_used_bytes)}) {
@@ -193,9 +217,10 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
       }
     }
   }
+  for (PerPoll* sum : {&used, &available, &tree_rss, &cgroup_limit, &working_set}) sum_per_poll(*sum);
   for (auto [ts, bytes] : used) {
-    if (auto a = available.find(ts); a != available.end()) {
-      f.memory_total_bytes = std::max(f.memory_total_bytes.value_or(0), bytes + a->second);
+    if (const double* a = value_at(available, ts)) {
+      f.memory_total_bytes = std::max(f.memory_total_bytes.value_or(0), bytes + *a);
     }
   }
   for (auto [ts, bytes] : cgroup_limit) {
@@ -254,6 +279,7 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
   const Intervals& waits = f.main_data_waits;
   // A hash set: looked up for every sample of the run but the main thread's.
   std::unordered_set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  f.step_samples.reserve(run.samples.size());  // address space: only what is filled is touched
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
     if (s.pid == f.primary->pid && s.tid == f.main_tid) {
