@@ -276,7 +276,7 @@ void gather_spans(const Run& run, const SpanCensus& census, DiagnosisFacts& f) {
 
 void gather_samples(const Run& run, DiagnosisFacts& f) {
   if (run.samples.empty()) return;
-  const Intervals& waits = f.main_data_waits;
+  CoverFinder waits(f.main_data_waits);
   // A hash set: looked up for every sample of the run but the main thread's.
   std::unordered_set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
   f.step_samples.reserve(run.samples.size());  // address space: only what is filled is touched
@@ -284,7 +284,7 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
     if (s.pid == f.primary->pid && s.tid == f.main_tid) {
       f.step_samples.push_back(&s);
-      if (covers(waits, s.ts_ns)) {
+      if (waits.covers(s.ts_ns)) {
         ++f.data_wait_samples;
         f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
       }

@@ -100,4 +100,27 @@ Intervals::const_iterator containing(const Intervals& by_start, int64_t t) {
   return std::prev(next);
 }
 
+bool CoverFinder::covers(int64_t t) {
+  const Intervals& v = *intervals_;
+  auto starts_by = [](const Interval& i, int64_t at) { return i.start_ns <= at; };
+  constexpr size_t kMostSteps = 4;  // then a search
+  if (after_ > 0 && v[after_ - 1].start_ns > t) {
+    after_ = static_cast<size_t>(std::partition_point(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(after_),
+                                                      [&](const Interval& i) { return starts_by(i, t); }) -
+                                 v.begin());
+  } else {
+    size_t steps = 0;
+    while (after_ < v.size() && starts_by(v[after_], t)) {
+      if (++steps > kMostSteps) {
+        after_ = static_cast<size_t>(std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(after_), v.end(),
+                                                          [&](const Interval& i) { return starts_by(i, t); }) -
+                                     v.begin());
+        break;
+      }
+      ++after_;
+    }
+  }
+  return after_ > 0 && v[after_ - 1].end_ns > t;
+}
+
 }  // namespace stepscope

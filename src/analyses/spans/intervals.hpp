@@ -59,4 +59,18 @@ Intervals::const_iterator containing(const Intervals& by_start, int64_t t);
 // Whether an interval of `disjoint` (sorted by start) contains `t`.
 inline bool covers(const Intervals& disjoint, int64_t t) { return containing(disjoint, t) != disjoint.end(); }
 
+// `covers` for times that mostly come in order, as a thread's samples do:
+// it walks on from the interval found last, and searches only when a time
+// goes back or skips far ahead. The same answers as covers(); the list must
+// outlive it.
+class CoverFinder {
+ public:
+  explicit CoverFinder(const Intervals& disjoint) : intervals_(&disjoint) {}
+  bool covers(int64_t t);
+
+ private:
+  const Intervals* intervals_;
+  size_t after_ = 0;  // how many intervals start at or before the last time asked
+};
+
 }  // namespace stepscope

@@ -55,6 +55,7 @@ void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vec
   CollectiveStacks stacks(run);
   std::vector<WaitCount> counts(processes.size());
   std::vector<StepFinder> finders(processes.begin(), processes.end());
+  PhaseFinder phase_finder(phases);
   for (const Sample& s : run.samples) {
     auto found = by_pid.find(s.pid);
     if (found == by_pid.end()) continue;
@@ -65,7 +66,7 @@ void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vec
     ++count.samples;
     if (s.state != ThreadState::kIdle) continue;
     bool in_backward =
-        !on_accelerator[found->second] && phases.phase_in_step(p.pid, s.tid, s.ts_ns) == StepPhase::kBackward;
+        !on_accelerator[found->second] && phase_finder.phase_in_step(p.pid, s.tid, s.ts_ns) == StepPhase::kBackward;
     if (in_backward || stacks.contains_collective(s.stack)) ++count.waiting;
   }
   for (size_t i = 0; i < processes.size(); ++i) {

@@ -75,4 +75,18 @@ StepPhase PhaseIndex::phase_in_step(int64_t pid, int64_t tid, int64_t ts) const 
   return StepPhase::kOther;
 }
 
+StepPhase PhaseFinder::phase_in_step(int64_t pid, int64_t tid, int64_t ts) {
+  auto [found, added] = threads_.try_emplace({pid, tid});
+  std::vector<CoverFinder>& phases = found->second;
+  if (added) {
+    if (const PhaseIndex::ThreadPhases* spans = index_->find(pid, tid)) {
+      for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) phases.emplace_back((*spans)[i]);
+    }
+  }
+  for (size_t i = 0; i < phases.size(); ++i) {
+    if (phases[i].covers(ts)) return static_cast<StepPhase>(i);
+  }
+  return StepPhase::kOther;
+}
+
 }  // namespace stepscope

@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "analyses/spans/intervals.hpp"
 #include "analyses/steps/steps.hpp"
+#include "analyses/thread_key.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
@@ -54,6 +57,20 @@ class PhaseIndex {
 
  private:
   std::map<std::pair<int64_t, int64_t>, ThreadPhases> by_thread_;
+};
+
+// PhaseIndex::phase_in_step for a run's samples, each thread's in time
+// order: a thread's phase spans are looked up once and walked on from the
+// last answer (CoverFinder), where a tree lookup and four searches a sample
+// were a sixth of a job's report. The same answers; `index` must outlive it.
+class PhaseFinder {
+ public:
+  explicit PhaseFinder(const PhaseIndex& index) : index_(&index) {}
+  StepPhase phase_in_step(int64_t pid, int64_t tid, int64_t ts);
+
+ private:
+  const PhaseIndex* index_;
+  std::unordered_map<ThreadKey, std::vector<CoverFinder>, ThreadKeyHash> threads_;  // by measured phase
 };
 
 }  // namespace stepscope

@@ -281,7 +281,7 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
 }
 
 // What one sample of a process with steps says about it as the primary.
-void attribute_step_sample(const Run& run, const PhaseIndex& phases, StepFinder& steps, const ProcessSteps& process,
+void attribute_step_sample(const Run& run, PhaseFinder& phases, StepFinder& steps, const ProcessSteps& process,
                            const Sample& s, StepSampleAttribution& out, std::map<FrameId, uint64_t>& wait_leaves) {
   if (!steps.find(s.tid, s.ts_ns)) {
     if (!process.steps.empty() && process.steps.front().tid == s.tid) ++out.outside_steps;
@@ -314,6 +314,7 @@ std::vector<StepSampleAttribution> attribute_samples(const Run& run, const Phase
   for (const auto& [pid, batches] : workers) process_of[pid].batches = &batches;
   std::vector<std::map<FrameId, uint64_t>> wait_leaves(processes.size());
   std::vector<StepFinder> finders(processes.begin(), processes.end());
+  PhaseFinder phase_finder(*phases);
   std::map<int64_t, std::map<FrameId, uint64_t>> worker_leaves;  // by worker
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
@@ -321,7 +322,7 @@ std::vector<StepSampleAttribution> attribute_samples(const Run& run, const Phase
     if (found == process_of.end()) continue;
     const SampleProcess& p = found->second;
     if (p.steps != SIZE_MAX) {
-      attribute_step_sample(run, *phases, finders[p.steps], processes[p.steps], s, out[p.steps],
+      attribute_step_sample(run, phase_finder, finders[p.steps], processes[p.steps], s, out[p.steps],
                             wait_leaves[p.steps]);
     }
     // A worker's helper threads (tensor sharing, pinning) mostly sleep;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
+#include <vector>
 
 #include "analyses/device/gpu.hpp"
 #include "analyses/spans/intervals.hpp"
@@ -18,6 +20,28 @@ TEST(Containing, FindsTheIntervalATimeFallsIn) {
   EXPECT_EQ(containing(steps, 40), steps.end());
   const Intervals none;
   EXPECT_EQ(containing(none, 5), none.end());
+}
+
+// In order, backwards, at random and leaping ahead: whatever it found last,
+// the finder answers what covers() does.
+TEST(CoverFinder, AnswersAsCoversInAnyOrder) {
+  Intervals disjoint;
+  for (int64_t t = 5, i = 0; i < 200; ++i) {
+    disjoint.push_back({t, t + 1 + i % 4});
+    t += 1 + i % 4 + (i % 3 == 0 ? 0 : i % 5);  // touching, near and far apart
+  }
+  std::vector<int64_t> times;
+  for (int64_t t = 0; t < disjoint.back().end_ns + 10; ++t) times.push_back(t);
+  std::vector<std::vector<int64_t>> orders = {times, {times.rbegin(), times.rend()}, times, {}};
+  std::shuffle(orders[2].begin(), orders[2].end(), std::mt19937(11));
+  for (size_t i = 0; i < times.size(); i += 37) orders[3].push_back(times[i]);  // skips past several at once
+  for (const std::vector<int64_t>& order : orders) {
+    CoverFinder finder(disjoint);
+    for (int64_t t : order) EXPECT_EQ(finder.covers(t), covers(disjoint, t)) << "t " << t;
+  }
+  const Intervals none;
+  CoverFinder nothing(none);
+  EXPECT_FALSE(nothing.covers(3));
 }
 
 // merge_unsorted merges a few sorted runs instead of sorting: the union must
