@@ -101,6 +101,7 @@ def fields(minor):
     f.append(("code.name", "offsetof(PyCodeObject, co_name)"))
     f.append(("code.qualname", "offsetof(PyCodeObject, co_qualname)" if new else None))
     f.append(("code.firstlineno", "offsetof(PyCodeObject, co_firstlineno)"))
+    f.append(("code.flags", "offsetof(PyCodeObject, co_flags)"))
     f.append(("code.linetable", "offsetof(PyCodeObject, co_lnotab)" if minor <= 9
               else "offsetof(PyCodeObject, co_linetable)"))
     f.append(("code.code_adaptive", "offsetof(PyCodeObject, co_code_adaptive)" if new else None))

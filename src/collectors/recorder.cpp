@@ -190,6 +190,8 @@ class RecordingLoop {
   void update_summary() {
     summary_.stats = sampler_.stats();
     run_.metadata["sampler_stacks_kept"] = std::to_string(summary_.stats.stacks_kept);
+    run_.metadata["sampler_torn_stacks"] = std::to_string(summary_.stats.torn_stacks);
+    run_.metadata["sampler_torn_stacks_unjoined"] = std::to_string(summary_.stats.torn_stacks_unjoined);
     if (options_.native) describe_native_stacks(summary_.stats.native);
     if (summary_.stats.rounds < 2) return;
     int64_t period = (last_round_ns_ - first_round_ns_) / static_cast<int64_t>(summary_.stats.rounds - 1);

@@ -308,10 +308,14 @@ void Sampler::sample(int64_t now_ns) {
 void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
   std::vector<PythonThreadStack>& stacks = tracked.stacks;
   tracked.looks->begin_round();
-  const uint64_t kept_before = tracked.python->stacks_kept_still();
+  const PythonProcess& python = *tracked.python;
+  const uint64_t kept_before = python.stacks_kept_still(), torn_before = python.torn_stacks(),
+                 unjoined_before = python.torn_stacks_unjoined();
   const bool read = tracked.python->sample(stacks, &*tracked.looks);
-  if (read || !tracked.python->memory_gone()) ++stats_.process_reads;
-  stats_.stacks_kept += tracked.python->stacks_kept_still() - kept_before;
+  if (read || !python.memory_gone()) ++stats_.process_reads;
+  stats_.stacks_kept += python.stacks_kept_still() - kept_before;
+  stats_.torn_stacks += python.torn_stacks() - torn_before;
+  stats_.torn_stacks_unjoined += python.torn_stacks_unjoined() - unjoined_before;
   if (!read) {
     // An exiting process tears its memory down before it becomes a zombie,
     // which takes a while for a large one: those rounds are no error

@@ -34,6 +34,8 @@ struct SamplerStats {
   uint64_t process_reads = 0;  // stack reads of a Python process, one per process and round
   uint64_t error_samples = 0;  // process reads that were torn or refused (not those of an exiting process)
   uint64_t stacks_kept = 0;    // samples whose stack was the last round's, not read again (the thread had not run)
+  uint64_t torn_stacks = 0;    // samples whose frame chain ended in a generator that had yielded: joined to a reread
+  uint64_t torn_stacks_unjoined = 0;  // of them, those no reread made whole: kept as read
   uint64_t processes_seen = 0;
   uint64_t python_processes = 0;
   NativeStackStats native;  // with enable_native only

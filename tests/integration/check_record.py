@@ -10,6 +10,9 @@ and answers questions about its samples.
                                                 stack], "ordered": whether, in time order, no
                                                 sample has an earlier FUNC than one before it}
   check_record.py RUN.db summary             -> JSON counts of samples, processes, threads
+  check_record.py RUN.db leaf-callers FUNC OUTER -> JSON {"samples": samples whose leaf is FUNC,
+                                                "whole": of them, those whose outermost frame is OUTER,
+                                                "callers": {the frame under FUNC: samples}}
 """
 import collections
 import json
@@ -75,6 +78,13 @@ def main():
             ordered = ordered and phase >= last
             last = phase
         print(json.dumps({"counts": counts, "ordered": ordered}))
+    elif command == "leaf-callers":
+        leaf, outer = args
+        stacks = [stack_functions(sid, frames, parent, frame_of) for pid, tid, sid, state in samples]
+        ending = [stack for stack in stacks if stack and stack[0] == leaf]
+        callers = collections.Counter(stack[1] if len(stack) > 1 else "" for stack in ending)
+        print(json.dumps({"samples": len(ending), "whole": sum(stack[-1] == outer for stack in ending),
+                          "callers": dict(callers)}))
     elif command == "summary":
         print(json.dumps({
             "samples": len(samples),

@@ -36,6 +36,7 @@ CodeCache::CodeCache(const ProcessMemory& memory, const PythonLayout& layout, ui
   cover(c.qualname, 8);
   cover(c.linetable, 8);
   cover(c.firstlineno, 4);
+  cover(c.flags, 4);
   cover(c.firsttraceable, 4);
   header_begin_ = begin;
   header_size_ = end - begin;
@@ -52,6 +53,7 @@ CodeIdentity CodeCache::identity_of(const char* header) const {
   field(layout_.code.qualname, identity.qualname);
   field(layout_.code.linetable, identity.linetable);
   field(layout_.code.firstlineno, identity.firstlineno);
+  field(layout_.code.flags, identity.flags);
   field(layout_.code.firsttraceable, identity.firsttraceable);
   return identity;
 }
@@ -166,6 +168,9 @@ std::unique_ptr<CodeInfo> CodeCache::decode(uint64_t address, const CodeIdentity
   entry->id = next_id_++;
   entry->lines = LineTable(layout_.line_table, table, identity.firstlineno);
   entry->first_traceable = identity.firsttraceable;
+  // CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, CO_ASYNC_GENERATOR: the
+  // same bits in every version.
+  entry->generator = (identity.flags & (0x20 | 0x80 | 0x100 | 0x200)) != 0;
   entry->identity = identity;
   return entry;
 }

@@ -28,7 +28,7 @@ namespace stepscope::python {
 // them include counters that change as the code runs (co_warmup, ...).
 struct CodeIdentity {
   uint64_t type = 0, filename = 0, name = 0, qualname = 0, linetable = 0;
-  int firstlineno = 0, firsttraceable = 0;
+  int firstlineno = 0, firsttraceable = 0, flags = 0;
   bool operator==(const CodeIdentity&) const = default;
 };
 
@@ -38,6 +38,7 @@ struct CodeInfo {
   std::string file;       // co_filename
   LineTable lines;
   int first_traceable = 0;    // 3.11+: code units before it belong to the frame's prologue
+  bool generator = false;     // a generator's, coroutine's or async generator's code (co_flags; not 3.13)
   CodeIdentity identity;      // compared on each use
 };
 

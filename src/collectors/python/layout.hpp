@@ -108,6 +108,7 @@ struct PythonLayout {
     uint32_t name = kAbsent;
     uint32_t qualname = kAbsent;     // 3.11+
     uint32_t firstlineno = kAbsent;  // int
+    uint32_t flags = kAbsent;        // int, co_flags (3.13's debug offsets lack it)
     uint32_t linetable = kAbsent;    // co_lnotab / co_linetable (bytes)
     uint32_t code_adaptive = kAbsent;   // 3.11+: the instructions, inline
     uint32_t firsttraceable = kAbsent;  // 3.11+: int, index of the first traceable instruction

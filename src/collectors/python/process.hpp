@@ -45,6 +45,9 @@ class PythonProcess {
   uint64_t memory_reads() const { return memory_.system_calls(); }
   // Stacks kept without reading them (the sampler counts them in the run).
   uint64_t stacks_kept_still() const { return reader_.stacks_kept_still(); }
+  // Stacks torn at a generator, and those kept torn (StackReader::torn_stacks).
+  uint64_t torn_stacks() const { return reader_.torn_stacks(); }
+  uint64_t torn_stacks_unjoined() const { return reader_.torn_stacks_unjoined(); }
 
  private:
   PythonProcess(pid_t pid, std::string version, std::string image_path,

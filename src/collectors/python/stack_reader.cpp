@@ -169,15 +169,8 @@ bool StackReader::read_stepwise(std::vector<PythonThreadStack>& out, std::string
       ++observed_.thread_counts.back();
       plan.tstate = tstate;
       plan.interp = interp;
-      uint64_t frame = field<uint64_t>(state, layout_.thread.frame);
-      if (layout_.frame_model == FrameModel::kCFrame) {
-        // tstate->cframe points to a struct on the thread's C stack.
-        plan.cframe = frame;
-        if (frame != 0 && !memory_.read_value(frame + layout_.cframe.current_frame, frame)) {
-          error = fmt::format("cannot read the C frame of thread state 0x{:x}", tstate);
-          return false;
-        }
-      }
+      uint64_t frame = 0;
+      if (!current_frame(state, tstate, plan.cframe, frame, error)) return false;
       if (layout_.frame_model != FrameModel::kFrameObjects) {
         plan.chunk = field<uint64_t>(state, layout_.thread.datastack_chunk);
       }
@@ -406,6 +399,22 @@ bool StackReader::keep_still_thread(const char* state, const ThreadPlan& planned
   return true;
 }
 
+// The innermost frame of the thread whose state's bytes are `state`, and
+// (3.11, 3.12) `cframe`, the C frame it was read through.
+bool StackReader::current_frame(const char* state, uint64_t tstate, uint64_t& cframe, uint64_t& frame,
+                                std::string& error) const {
+  frame = field<uint64_t>(state, layout_.thread.frame);
+  if (layout_.frame_model == FrameModel::kCFrame) {
+    // tstate->cframe points to a struct on the thread's C stack.
+    cframe = frame;
+    if (frame != 0 && !memory_.read_value(frame + layout_.cframe.current_frame, frame)) {
+      error = fmt::format("cannot read the C frame of thread state 0x{:x}", tstate);
+      return false;
+    }
+  }
+  return true;
+}
+
 // One thread from its state's bytes and its innermost frame, with walk_ set
 // up to find the frames.
 bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
@@ -421,11 +430,99 @@ bool StackReader::read_thread(const char* state, uint64_t tstate, uint64_t inter
                        ? -1
                        : static_cast<int64_t>(field<uint64_t>(state, layout_.thread.native_thread_id));
   out.holds_gil = gil.locked != 0 && gil.holder == tstate;
+  if (!walk_frames(frame, slot, tstate, out, error)) return false;
+  if (ends_in_generator()) join_torn_generator(tstate, slot, out);
+  return true;
+}
+
+bool StackReader::walk_frames(uint64_t frame, size_t slot, uint64_t tstate, PythonThreadStack& out,
+                              std::string& error) {
   raw_frames_.clear();
   const bool ok = layout_.frame_model == FrameModel::kFrameObjects
                       ? collect_frame_objects(frame, error)
                       : collect_interpreter_frames(frame, error);
   return ok && resolve_frames(slot, tstate, out, error);
+}
+
+// A generator's frame links to its caller only while it runs: one that
+// yielded between the reads of the thread's innermost frame and of the
+// generator's frame ends the chain there, as if nothing had called it (on a
+// `tuple(x for x in ...)` line, four samples of the generator in five were
+// that one frame). No thread starts in a generator, so such a chain is torn.
+bool StackReader::ends_in_generator() const {
+  return !raw_frames_.empty() && (raw_frames_.back().generator || code_infos_.back()->generator);
+}
+
+// The torn chain's frames on top of the thread's stack read again right
+// after (kMostTornRetries reads at most, until one is whole): the callers it
+// has just returned to. The sample stays the generator's, as it was when the
+// read began; the later read alone would count the generator's time to its
+// callers (a quarter as many samples on that generator's line). A reread
+// that finds the generator running again is whole by itself. A generator
+// expression or a generator defined in a function ("f.<locals>.g") is
+// joined at that function's innermost frame, read again while the function
+// has returned: a quarter of the joins skipped it otherwise. When no reread
+// is whole, the torn chain is kept as read, and counted.
+void StackReader::join_torn_generator(uint64_t tstate, size_t slot, PythonThreadStack& out) {
+  ++torn_stacks_;
+  torn_frames_.assign(out.frames.begin(), out.frames.end());
+  bool joined = false;
+  for (int read = 0; read < kMostTornRetries && !joined; ++read) {
+    if (!reread_frames(tstate, slot, out) || ends_in_generator()) continue;
+    const bool last_read = read + 1 == kMostTornRetries;
+    joined = join_at_enclosing_function(out.frames, last_read);
+  }
+  if (!joined) {
+    ++torn_stacks_unjoined_;
+    out.frames.assign(torn_frames_.begin(), torn_frames_.end());
+  }
+  // Not what the last walk found: nothing is kept from it, now or next time.
+  out.unchanged = false;
+  out.same_outer_frames = 0;
+  slots_[slot].tstate = 0;
+}
+
+// Puts torn_frames_ on top of `frames`, a whole stack read after them, at
+// the innermost frame of the function that defines the generator, if it
+// names one; else on top. False, leaving `frames`, when that function is
+// not in them, unless `anyway`.
+bool StackReader::join_at_enclosing_function(std::vector<PythonFrame>& frames, bool anyway) const {
+  if (torn_frames_.empty()) return true;
+  auto code_of = [](const PythonFrame& frame) { return frame.key >> 32; };
+  if (!frames.empty() && code_of(frames.front()) == code_of(torn_frames_.front())) return true;  // running again
+  const std::string_view generator = torn_frames_.back().function;
+  const size_t locals = generator.rfind(".<locals>.");
+  auto caller = frames.begin();
+  if (locals != std::string_view::npos) {
+    const std::string_view enclosing = generator.substr(0, locals);
+    caller = std::find_if(frames.begin(), frames.end(), [&](const PythonFrame& f) { return f.function == enclosing; });
+    if (caller == frames.end()) {
+      if (!anyway) return false;
+      caller = frames.begin();
+    }
+  }
+  frames.erase(frames.begin(), caller);
+  frames.insert(frames.begin(), torn_frames_.begin(), torn_frames_.end());
+  return true;
+}
+
+// The thread read again from its state, each frame read as the walk finds
+// it. False when that fails.
+bool StackReader::reread_frames(uint64_t tstate, size_t slot, PythonThreadStack& out) {
+  std::string error;
+  uint64_t cframe = 0, frame = 0;
+  reread_state_.resize(thread_bytes_);
+  if (!memory_.read(tstate, reread_state_.data(), thread_bytes_) ||
+      !current_frame(reread_state_.data(), tstate, cframe, frame, error)) {
+    return false;
+  }
+  ThreadPlan& record = *walk_.record;
+  record.cframe = cframe;
+  record.top_frame = frame;
+  record.chunk_end = 0;
+  record.loose.clear();
+  walk_ = Walk{.chunk_base = walk_.chunk_base, .record = &record};
+  return walk_frames(frame, slot, tstate, out, error);
 }
 
 // Follows a frame chain from `frame`, bounded and cycle-checked, handing

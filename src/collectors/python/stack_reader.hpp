@@ -50,6 +50,10 @@ inline constexpr size_t kMaxThreads = 4096;
 inline constexpr size_t kMaxInterpreters = 256;
 // The most bytes of a thread's data-stack chunk read in one go (3.11+).
 inline constexpr size_t kMaxChunkRead = 256 * 1024;
+// Reads again of a thread whose frame chain was torn at a generator (each a
+// few system calls): a generator that runs half the time is read whole
+// within them 15 times in 16.
+inline constexpr int kMostTornRetries = 4;
 
 // What the caller knows of the threads' scheduling: a thread that has not
 // run since the previous read still has the stack that read found, which
@@ -86,6 +90,11 @@ class StackReader {
 
   // Stacks kept without reading them, since the reader was made.
   uint64_t stacks_kept_still() const { return stacks_kept_still_; }
+  // Stacks whose frame chain ended in a generator that had yielded
+  // meanwhile (join_torn_generator), and those of them kept torn, since the
+  // reader was made.
+  uint64_t torn_stacks() const { return torn_stacks_; }
+  uint64_t torn_stacks_unjoined() const { return torn_stacks_unjoined_; }
   // Whether the last read failed because the process has no memory left to
   // read (ESRCH: it is gone, or exiting and tearing its memory down).
   bool memory_gone() const { return memory_gone_; }
@@ -173,6 +182,13 @@ class StackReader {
   bool planned_lists_unchanged() const;
   bool read_thread(const char* state, uint64_t tstate, uint64_t interp, const Gil& gil,
                    uint64_t frame, size_t slot, PythonThreadStack& out, std::string& error);
+  bool current_frame(const char* state, uint64_t tstate, uint64_t& cframe, uint64_t& frame,
+                     std::string& error) const;
+  bool walk_frames(uint64_t frame, size_t slot, uint64_t tstate, PythonThreadStack& out, std::string& error);
+  bool ends_in_generator() const;
+  void join_torn_generator(uint64_t tstate, size_t slot, PythonThreadStack& out);
+  bool join_at_enclosing_function(std::vector<PythonFrame>& frames, bool anyway) const;
+  bool reread_frames(uint64_t tstate, size_t slot, PythonThreadStack& out);
   template <typename Decode>
   bool walk_frame_chain(uint64_t frame, std::string& error, Decode decode);
   bool collect_frame_objects(uint64_t frame, std::string& error);
@@ -211,6 +227,10 @@ class StackReader {
   // Per planned thread: it has not run since the last read (see ThreadActivity).
   std::vector<uint8_t> still_;
   uint64_t stacks_kept_still_ = 0;
+  uint64_t torn_stacks_ = 0;
+  uint64_t torn_stacks_unjoined_ = 0;
+  std::vector<char> reread_state_;  // a thread state read again (the caller's copy is still in use)
+  std::vector<PythonFrame> torn_frames_;
   bool memory_gone_ = false;
   Walk walk_;
   // What each position of the last read's output held, to tell an
