@@ -12,10 +12,9 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
 
 Prints wall time and peak RSS (medians) and their ratio. --baseline BINARY times another build's
 `stepscope` (say, a copy of the commit before a change) in the same rounds, as `one-base` and
-`job-base`, on copies of the runs in schema 4 (a build from before schema 5 reads no newer file),
-and this build on the same copies as `one-4` and `job-4` (--schema-4 alone: those two without another
-build); --save-source PATH keeps the recording
-for the next run's --source.
+`job-base`, on the same files; --schema-4 adds this build on copies of the runs in schema 4 as
+`one-4` and `job-4`, and the baseline runs on those copies instead (a build from before schema 5
+reads no newer file); --save-source PATH keeps the recording for the next run's --source.
 
   bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
                       [--save-source PATH] [--stepscope BINARY] [--baseline BINARY] [--schema-4]
@@ -101,14 +100,15 @@ def main():
             return source, job
 
         # suffix: (the build, the source run, the job's directory)
-        binaries = {"": (args.stepscope, *make_job(source, os.path.join(work, "job")))}
-        if args.baseline or args.schema_4:
+        files = make_job(source, os.path.join(work, "job"))
+        binaries = {"": (args.stepscope, *files)}
+        if args.schema_4:
             source_4 = os.path.join(work, "source-schema4.db")
             write_schema_four(source, source_4)
-            files_4 = make_job(source_4, os.path.join(work, "job-schema4"))
-            binaries["-4"] = (args.stepscope, *files_4)
-            if args.baseline:
-                binaries["-base"] = (args.baseline, *files_4)
+            files = make_job(source_4, os.path.join(work, "job-schema4"))
+            binaries["-4"] = (args.stepscope, *files)
+        if args.baseline:
+            binaries["-base"] = (args.baseline, *files)
         results = {f"{what}{suffix}": [] for suffix in binaries for what in ("one", "job")}
         for _ in range(args.rounds):
             for suffix, (binary, one, job) in binaries.items():

@@ -57,8 +57,7 @@ import json, sys
 joined, minor = json.loads(sys.argv[1]), int(sys.argv[2])
 samples, callers = joined["samples"], joined["callers"]
 enclosing = callers.get("Dataset.__getitem__" if minor >= 11 else "__getitem__", 0)
-# Before 3.11 a generator's name does not say which function defines it: joined to the stack read again.
-ok = samples >= 20 and joined["whole"] >= 0.95 * samples and (minor < 11 or enclosing >= 0.9 * samples)
+ok = samples >= 20 and joined["whole"] >= 0.95 * samples and enclosing >= 0.9 * samples
 sys.exit(0 if ok else 1)
 PYEOF
   tested=$((tested + 1))

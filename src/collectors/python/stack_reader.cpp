@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -459,10 +460,12 @@ bool StackReader::ends_in_generator() const {
 // read began; the later read alone would count the generator's time to its
 // callers (a quarter as many samples on that generator's line). A reread
 // that finds the generator running again is whole by itself. A generator
-// expression or a generator defined in a function ("f.<locals>.g") is
-// joined at that function's innermost frame, read again while the function
-// has returned: a quarter of the joins skipped it otherwise. When no reread
-// is whole, the torn chain is kept as read, and counted.
+// is joined at the innermost frame of the function that drives it, read
+// again while that function has returned (a quarter of the joins skipped it
+// otherwise): from 3.11 the function that defines it ("f.<locals>.g"),
+// before 3.11 a frame of the same file at the generator's line (where a
+// generator expression's own line is its caller's). When no reread is
+// whole, the torn chain is kept as read, and counted.
 void StackReader::join_torn_generator(uint64_t tstate, size_t slot, PythonThreadStack& out) {
   ++torn_stacks_;
   torn_frames_.assign(out.frames.begin(), out.frames.end());
@@ -483,19 +486,24 @@ void StackReader::join_torn_generator(uint64_t tstate, size_t slot, PythonThread
 }
 
 // Puts torn_frames_ on top of `frames`, a whole stack read after them, at
-// the innermost frame of the function that defines the generator, if it
-// names one; else on top. False, leaving `frames`, when that function is
+// the innermost frame of the function that drives the generator, when it
+// can be told; else on top. False, leaving `frames`, when that function is
 // not in them, unless `anyway`.
 bool StackReader::join_at_enclosing_function(std::vector<PythonFrame>& frames, bool anyway) const {
   if (torn_frames_.empty()) return true;
   auto code_of = [](const PythonFrame& frame) { return frame.key >> 32; };
   if (!frames.empty() && code_of(frames.front()) == code_of(torn_frames_.front())) return true;  // running again
-  const std::string_view generator = torn_frames_.back().function;
-  const size_t locals = generator.rfind(".<locals>.");
-  auto caller = frames.begin();
+  const PythonFrame& generator = torn_frames_.back();
+  const size_t locals = generator.function.rfind(".<locals>.");
+  std::function<bool(const PythonFrame&)> drives;
   if (locals != std::string_view::npos) {
-    const std::string_view enclosing = generator.substr(0, locals);
-    caller = std::find_if(frames.begin(), frames.end(), [&](const PythonFrame& f) { return f.function == enclosing; });
+    drives = [&](const PythonFrame& f) { return f.function == generator.function.substr(0, locals); };
+  } else if (layout_.code.qualname == kAbsent) {
+    drives = [&](const PythonFrame& f) { return f.file == generator.file && f.line == generator.line; };
+  }
+  auto caller = frames.begin();
+  if (drives) {
+    caller = std::find_if(frames.begin(), frames.end(), drives);
     if (caller == frames.end()) {
       if (!anyway) return false;
       caller = frames.begin();
