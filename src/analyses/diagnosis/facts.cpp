@@ -31,6 +31,11 @@ bool is_number(std::string_view text) {
 class Counters {
  public:
   explicit Counters(const Run& run) : run_(run), values_(run.counter_tracks.size()) {
+    std::vector<size_t> counts(values_.size(), 0);  // each list reserved once: an hour has millions of values
+    for (const CounterValue& v : run.counter_values) {
+      if (v.track < counts.size()) ++counts[v.track];
+    }
+    for (size_t t = 0; t < values_.size(); ++t) values_[t].reserve(counts[t]);
     for (const CounterValue& v : run.counter_values) {
       if (v.track < values_.size()) values_[v.track].push_back(&v);
     }
@@ -132,22 +137,33 @@ std::optional<int> process_gpu_index(std::string_view name, std::string_view qua
 }
 
 // Per poll, the sum of a track's values over processes (or the one system
-// track): (time, value) sorted by time, one per time. Filled as a list and
-// summed once (sum_per_poll): a map insert per value was most of the
-// diagnosis' facts on an hour's run.
+// track): (time, value) sorted by time, one per time. Each track is merged
+// in (add_track): a map insert per value was most of the diagnosis' facts
+// on an hour's run.
 using PerPoll = std::vector<std::pair<int64_t, double>>;
 
-void sum_per_poll(PerPoll& values) {
-  std::stable_sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  size_t kept = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (kept > 0 && values[kept - 1].first == values[i].first) {
-      values[kept - 1].second += values[i].second;
+// Adds a track's values to `sum`, summing those at the same time.
+void add_track(PerPoll& sum, const std::vector<const CounterValue*>& values) {
+  PerPoll track;
+  track.reserve(values.size());
+  for (const CounterValue* v : values) track.emplace_back(v->ts_ns, v->value);
+  auto by_time = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(track.begin(), track.end(), by_time)) std::stable_sort(track.begin(), track.end(), by_time);
+  PerPoll merged;
+  merged.reserve(sum.size() + track.size());
+  auto add = [&](const std::pair<int64_t, double>& value) {
+    if (!merged.empty() && merged.back().first == value.first) {
+      merged.back().second += value.second;
     } else {
-      values[kept++] = values[i];
+      merged.push_back(value);
     }
+  };
+  size_t a = 0, b = 0;
+  while (a < sum.size() || b < track.size()) {
+    const bool from_sum = b == track.size() || (a < sum.size() && sum[a].first <= track[b].first);
+    add(from_sum ? sum[a++] : track[b++]);
   }
-  values.resize(kept);
+  sum.swap(merged);
 }
 
 // The value at `ts`, or null.
@@ -207,7 +223,7 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
   for (CounterTrackId t = 0; t < c.tracks(); ++t) {
     const std::string& name = c.name(t);
     if (auto into = sums.find(name); into != sums.end()) {
-      for (const CounterValue* v : c.values(t)) into->second->emplace_back(v->ts_ns, v->value);
+      add_track(*into->second, c.values(t));
     }
     for (auto [quantity, list] : {std::make_pair("memory_total_bytes", &f.gpu_memory_total_bytes),
                                   std::make_pair("memory_used_bytes", &f.gpu_memory_peak_used_bytes)}) {
@@ -217,7 +233,6 @@ void gather_memory(const Run& run, const Counters& c, DiagnosisFacts& f) {
       }
     }
   }
-  for (PerPoll* sum : {&used, &available, &tree_rss, &cgroup_limit, &working_set}) sum_per_poll(*sum);
   for (auto [ts, bytes] : used) {
     if (const double* a = value_at(available, ts)) {
       f.memory_total_bytes = std::max(f.memory_total_bytes.value_or(0), bytes + *a);
