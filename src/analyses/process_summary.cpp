@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "analyses/recent_answers.hpp"
 #include "analyses/thread_key.hpp"
 
 namespace stepscope {
@@ -15,10 +16,18 @@ namespace {
 // The threads seen so far, each (pid, tid) once.
 class SeenThreads {
  public:
-  bool first_time(int64_t pid, int64_t tid) { return seen_.insert({pid, tid}).second; }
+  bool first_time(int64_t pid, int64_t tid) {
+    bool first = false;
+    recent_.get({pid, tid}, [&](const ThreadKey& thread) {
+      first = seen_.insert(thread).second;
+      return true;
+    });
+    return first;
+  }
 
  private:
   std::unordered_set<ThreadKey, ThreadKeyHash> seen_;
+  RecentAnswers<ThreadKey, bool, ThreadKeyHash> recent_;  // seen: a thread's samples skip the set
 };
 
 bool is_imported_trace(const Run& run) {
@@ -67,10 +76,15 @@ std::vector<ProcessSummary> summarize_processes(const Run& run, const SpanCensus
     index_of_pid[p.pid] = out.size() - 1;
   }
   SeenThreads threads;
+  RecentAnswers<int64_t, size_t> index_of_sampled;
+  auto index_of = [&](int64_t pid) {
+    auto found = index_of_pid.find(pid);
+    return found == index_of_pid.end() ? SIZE_MAX : found->second;
+  };
   for (const Sample& sample : run.samples) {
-    auto found = index_of_pid.find(sample.pid);
-    if (found == index_of_pid.end()) continue;
-    ProcessSummary& s = out[found->second];
+    size_t index = index_of_sampled.get(sample.pid, index_of);
+    if (index == SIZE_MAX) continue;
+    ProcessSummary& s = out[index];
     ++s.samples;
     s.running += sample.state == ThreadState::kRunning;
     s.idle += sample.state == ThreadState::kIdle;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analyses/spans/span_index.hpp"
+#include "analyses/recent_answers.hpp"
 #include "analyses/thread_key.hpp"
 #include "util/error.hpp"
 
@@ -21,11 +22,16 @@ std::vector<ThreadProfile> profile_samples(const Run& run, int64_t period_ns, co
   std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> thread_numbers;
   std::vector<ThreadKey> threads;
   std::unordered_map<uint64_t, StackWeight> weights;  // by thread number << 32 | stack
+  RecentAnswers<ThreadKey, uint32_t, ThreadKeyHash> recent_numbers;
+  auto number_of = [&](const ThreadKey& thread) {
+    auto [number, added] = thread_numbers.try_emplace(thread, static_cast<uint32_t>(threads.size()));
+    if (added) threads.push_back(thread);
+    return number->second;
+  };
   for (const Sample& s : run.samples) {
     if (!sample_in_profile(s, options)) continue;
-    auto [number, added] = thread_numbers.try_emplace({s.pid, s.tid}, static_cast<uint32_t>(threads.size()));
-    if (added) threads.push_back({s.pid, s.tid});
-    StackWeight& w = weights[uint64_t{number->second} << 32 | s.stack];
+    const uint32_t number = recent_numbers.get({s.pid, s.tid}, number_of);
+    StackWeight& w = weights[uint64_t{number} << 32 | s.stack];
     w.stack = s.stack;
     w.count += 1;
     w.weight_ns += period_ns;

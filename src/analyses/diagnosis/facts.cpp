@@ -13,6 +13,7 @@
 
 #include "analyses/device/activity.hpp"
 #include "analyses/device/properties.hpp"
+#include "analyses/recent_answers.hpp"
 #include "analyses/spans/span_index.hpp"
 #include "analyses/spans/string_match.hpp"
 #include "analyses/steps/profiler_steps.hpp"
@@ -294,6 +295,8 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
   CoverFinder waits(f.main_data_waits);
   // A hash set: looked up for every sample of the run but the main thread's.
   std::unordered_set<int64_t> workers(f.worker_pids.begin(), f.worker_pids.end());
+  RecentAnswers<int64_t, bool> recent_worker;
+  auto is_worker = [&](int64_t pid) { return workers.count(pid) > 0; };
   f.step_samples.reserve(run.samples.size());  // address space: only what is filled is touched
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot || s.ts_ns < f.window_start_ns || s.ts_ns >= f.window_end_ns) continue;
@@ -303,7 +306,7 @@ void gather_samples(const Run& run, DiagnosisFacts& f) {
         ++f.data_wait_samples;
         f.data_wait_disk_samples += s.state == ThreadState::kDiskWait;
       }
-    } else if (workers.count(s.pid) && s.state != ThreadState::kIdle) {
+    } else if (s.state != ThreadState::kIdle && recent_worker.get(s.pid, is_worker)) {
       ++f.worker_busy_samples;
       f.worker_disk_samples += s.state == ThreadState::kDiskWait;
     }

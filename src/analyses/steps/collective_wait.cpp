@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "analyses/recent_answers.hpp"
 #include "analyses/spans/string_match.hpp"
 
 namespace stepscope {
@@ -56,17 +57,22 @@ void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vec
   std::vector<WaitCount> counts(processes.size());
   std::vector<StepFinder> finders(processes.begin(), processes.end());
   PhaseFinder phase_finder(phases);
+  RecentAnswers<int64_t, size_t> recent_index;
+  auto index_of = [&](int64_t pid) {
+    auto found = by_pid.find(pid);
+    return found == by_pid.end() ? SIZE_MAX : found->second;
+  };
   for (const Sample& s : run.samples) {
-    auto found = by_pid.find(s.pid);
-    if (found == by_pid.end()) continue;
-    const ProcessSteps& p = processes[found->second];
-    const StepRecord* step = finders[found->second].find(s.tid, s.ts_ns);
+    const size_t index = recent_index.get(s.pid, index_of);
+    if (index == SIZE_MAX) continue;
+    const ProcessSteps& p = processes[index];
+    const StepRecord* step = finders[index].find(s.tid, s.ts_ns);
     if (!step || step->warmup) continue;
-    WaitCount& count = counts[found->second];
+    WaitCount& count = counts[index];
     ++count.samples;
     if (s.state != ThreadState::kIdle) continue;
     bool in_backward =
-        !on_accelerator[found->second] && phase_finder.phase_in_step(p.pid, s.tid, s.ts_ns) == StepPhase::kBackward;
+        !on_accelerator[index] && phase_finder.phase_in_step(p.pid, s.tid, s.ts_ns) == StepPhase::kBackward;
     if (in_backward || stacks.contains_collective(s.stack)) ++count.waiting;
   }
   for (size_t i = 0; i < processes.size(); ++i) {

@@ -75,7 +75,7 @@ StepPhase PhaseIndex::phase_in_step(int64_t pid, int64_t tid, int64_t ts) const 
   return StepPhase::kOther;
 }
 
-StepPhase PhaseFinder::phase_in_step(int64_t pid, int64_t tid, int64_t ts) {
+std::vector<CoverFinder>& PhaseFinder::finders_of(int64_t pid, int64_t tid) {
   auto [found, added] = threads_.try_emplace({pid, tid});
   std::vector<CoverFinder>& phases = found->second;
   if (added) {
@@ -83,6 +83,12 @@ StepPhase PhaseFinder::phase_in_step(int64_t pid, int64_t tid, int64_t ts) {
       for (size_t i = 0; i + 1 < kStepPhaseCount; ++i) phases.emplace_back((*spans)[i]);
     }
   }
+  return phases;
+}
+
+StepPhase PhaseFinder::phase_in_step(int64_t pid, int64_t tid, int64_t ts) {
+  std::vector<CoverFinder>& phases =
+      *recent_.get({pid, tid}, [&](const ThreadKey& thread) { return &finders_of(thread.first, thread.second); });
   for (size_t i = 0; i < phases.size(); ++i) {
     if (phases[i].covers(ts)) return static_cast<StepPhase>(i);
   }

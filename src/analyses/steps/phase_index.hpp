@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyses/recent_answers.hpp"
 #include "analyses/spans/intervals.hpp"
 #include "analyses/steps/steps.hpp"
 #include "analyses/thread_key.hpp"
@@ -69,8 +70,11 @@ class PhaseFinder {
   StepPhase phase_in_step(int64_t pid, int64_t tid, int64_t ts);
 
  private:
+  std::vector<CoverFinder>& finders_of(int64_t pid, int64_t tid);
+
   const PhaseIndex* index_;
   std::unordered_map<ThreadKey, std::vector<CoverFinder>, ThreadKeyHash> threads_;  // by measured phase
+  RecentAnswers<ThreadKey, std::vector<CoverFinder>*, ThreadKeyHash> recent_;
 };
 
 }  // namespace stepscope

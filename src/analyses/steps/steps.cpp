@@ -2,6 +2,7 @@
 
 #include "analyses/device/activity.hpp"
 #include "analyses/ranks.hpp"
+#include "analyses/recent_answers.hpp"
 #include "analyses/spans/intervals.hpp"
 #include "analyses/spans/string_match.hpp"
 #include "analyses/steps/collective_wait.hpp"
@@ -316,11 +317,16 @@ std::vector<StepSampleAttribution> attribute_samples(const Run& run, const Phase
   std::vector<StepFinder> finders(processes.begin(), processes.end());
   PhaseFinder phase_finder(*phases);
   std::map<int64_t, std::map<FrameId, uint64_t>> worker_leaves;  // by worker
+  RecentAnswers<int64_t, const SampleProcess*> recent_process;
+  auto find_process = [&](int64_t pid) -> const SampleProcess* {
+    auto found = process_of.find(pid);
+    return found == process_of.end() ? nullptr : &found->second;
+  };
   for (const Sample& s : run.samples) {
     if (s.stack == StackTree::kRoot) continue;
-    auto found = process_of.find(s.pid);
-    if (found == process_of.end()) continue;
-    const SampleProcess& p = found->second;
+    const SampleProcess* found = recent_process.get(s.pid, find_process);
+    if (!found) continue;
+    const SampleProcess& p = *found;
     if (p.steps != SIZE_MAX) {
       attribute_step_sample(run, phase_finder, finders[p.steps], processes[p.steps], s, out[p.steps],
                             wait_leaves[p.steps]);
