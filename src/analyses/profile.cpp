@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analyses/spans/span_index.hpp"
 #include "analyses/recent_answers.hpp"
+#include "analyses/spans/span_index.hpp"
 #include "analyses/thread_key.hpp"
 #include "util/error.hpp"
 

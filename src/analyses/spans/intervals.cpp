@@ -102,22 +102,21 @@ Intervals::const_iterator containing(const Intervals& by_start, int64_t t) {
 
 bool CoverFinder::covers(int64_t t) {
   const Intervals& v = *intervals_;
-  auto starts_by = [](const Interval& i, int64_t at) { return i.start_ns <= at; };
-  constexpr size_t kMostSteps = 4;  // then a search
+  // How many intervals start at or before t, searched within [from, to).
+  auto search = [&](size_t from, size_t to) {
+    auto at = [&](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+    return static_cast<size_t>(
+        std::partition_point(at(from), at(to), [&](const Interval& i) { return i.start_ns <= t; }) - v.begin());
+  };
+  constexpr size_t kMostSteps = 4;  // walked before a search
   if (after_ > 0 && v[after_ - 1].start_ns > t) {
-    after_ = static_cast<size_t>(std::partition_point(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(after_),
-                                                      [&](const Interval& i) { return starts_by(i, t); }) -
-                                 v.begin());
+    after_ = search(0, after_);
   } else {
-    size_t steps = 0;
-    while (after_ < v.size() && starts_by(v[after_], t)) {
+    for (size_t steps = 0; after_ < v.size() && v[after_].start_ns <= t; ++after_) {
       if (++steps > kMostSteps) {
-        after_ = static_cast<size_t>(std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(after_), v.end(),
-                                                          [&](const Interval& i) { return starts_by(i, t); }) -
-                                     v.begin());
+        after_ = search(after_, v.size());
         break;
       }
-      ++after_;
     }
   }
   return after_ > 0 && v[after_ - 1].end_ns > t;

@@ -51,8 +51,8 @@ inline constexpr size_t kMaxInterpreters = 256;
 // The most bytes of a thread's data-stack chunk read in one go (3.11+).
 inline constexpr size_t kMaxChunkRead = 256 * 1024;
 // Reads again of a thread whose frame chain was torn at a generator (each a
-// few system calls): a generator that runs half the time is read whole
-// within them 15 times in 16.
+// few system calls), until one is whole with the function that drives the
+// generator on it: 0.2 to 1 % of such samples stay torn (bench/README.md).
 inline constexpr int kMostTornRetries = 4;
 
 // What the caller knows of the threads' scheduling: a thread that has not
