@@ -28,7 +28,7 @@ Run make_sampled_run(size_t samples, int threads) {
     paths.push_back(run.stacks.intern(frames));
   }
   for (size_t i = 0; i < samples; ++i) {
-    auto tid = static_cast<int64_t>(i % static_cast<size_t>(threads));
+    auto tid = static_cast<int32_t>(i % static_cast<size_t>(threads));
     run.samples.push_back({static_cast<int64_t>(i) * 1000, 1, tid, paths[rng() % paths.size()],
                            ThreadState::kRunning});
   }

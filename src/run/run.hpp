@@ -52,10 +52,13 @@ enum class ThreadState : uint8_t {
 const char* thread_state_name(ThreadState state);
 ThreadState thread_state_from_name(std::string_view name);
 
+// 24 bytes: an hour of eight ranks holds 21 M of them in memory. Samples come
+// only from recordings, whose processes and threads have Linux ids (below
+// 2^22); a run file with larger ones is refused.
 struct Sample {
   int64_t ts_ns = 0;
-  int64_t pid = 0;
-  int64_t tid = 0;
+  int32_t pid = 0;
+  int32_t tid = 0;
   StackId stack = StackTree::kRoot;
   ThreadState state = ThreadState::kUnknown;
   bool holds_gil = false;  // false also when the interpreter does not tell

@@ -655,7 +655,11 @@ class RunFileReader::Reader {
                    if (state < 0 || state > static_cast<int64_t>(ThreadState::kDiskWait)) {
                      bad_row("samples", id, fmt::format("unknown thread state {}", state));
                    }
-                   samples.push_back({s.column_int(1), s.column_int(2), s.column_int(3),
+                   int64_t pid = s.column_int(2), tid = s.column_int(3);
+                   if (pid < INT32_MIN || pid > INT32_MAX || tid < INT32_MIN || tid > INT32_MAX) {
+                     bad_row("samples", id, "a process or thread id out of range");
+                   }
+                   samples.push_back({s.column_int(1), static_cast<int32_t>(pid), static_cast<int32_t>(tid),
                                       static_cast<StackId>(stack), static_cast<ThreadState>(state),
                                       s.column_int(6) != 0});
                  });

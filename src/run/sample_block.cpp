@@ -1,5 +1,7 @@
 #include "run/sample_block.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "run/column_block.hpp"
@@ -31,8 +33,16 @@ namespace {
 // Fills `samples` from the columns; an empty string, or what is wrong.
 std::string take_columns(ColumnReader& columns, size_t stacks, std::span<Sample> samples) {
   columns.deltas(samples, [](Sample& s, uint64_t ts) { s.ts_ns = static_cast<int64_t>(ts); });
-  columns.deltas(samples, [](Sample& s, uint64_t pid) { s.pid = static_cast<int64_t>(pid); });
-  for (Sample& s : samples) s.tid = static_cast<int64_t>(as_unsigned(s.pid) + unzigzag(columns.varint()));
+  // Process and thread ids fit 32 bits (Sample); the columns hold 64.
+  bool out_of_range = false;
+  auto id = [&](uint64_t value) {
+    auto wide = static_cast<int64_t>(value);
+    out_of_range |= wide < INT32_MIN || wide > INT32_MAX;
+    return static_cast<int32_t>(wide);
+  };
+  columns.deltas(samples, [&](Sample& s, uint64_t pid) { s.pid = id(pid); });
+  for (Sample& s : samples) s.tid = id(as_unsigned(s.pid) + unzigzag(columns.varint()));
+  if (out_of_range) return "a process or thread id out of range";
   IdRefs refs(stacks, "stack");
   columns.deltas(samples, [&](Sample& s, uint64_t stack) { s.stack = refs.take(stack); });
   if (std::string error = refs.error(); !error.empty()) return error;

@@ -21,7 +21,7 @@ inline const char* const kScriptName = "<script>alert(1)</script>";
 inline const char* const kHostileCommand =
     "evil \"cmd\" 'x' <script>alert(1)</script> ]]> \xff\xfe;semi\\back\nline &amp;";
 
-inline void add_samples(Run& run, int64_t pid, int64_t tid, const std::vector<FrameId>& stack,
+inline void add_samples(Run& run, int32_t pid, int32_t tid, const std::vector<FrameId>& stack,
                         int count, int64_t& next_ts) {
   StackId id = run.stacks.intern(stack);
   for (int i = 0; i < count; ++i) {

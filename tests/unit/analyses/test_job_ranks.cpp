@@ -48,7 +48,7 @@ struct RankBuilder {
   // One sample a millisecond over every step; `waiting(ms into the step)`
   // says which are idle in backward.
   template <typename Waiting>
-  void samples(int64_t pid, int64_t steps, Waiting waiting, stepscope::FrameId leaf) {
+  void samples(int32_t pid, int64_t steps, Waiting waiting, stepscope::FrameId leaf) {
     stepscope::StackId base = run.stacks.push(stepscope::StackTree::kRoot, main);
     stepscope::StackId deep = run.stacks.push(base, leaf);
     for (int64_t ms = 0; ms < steps * 10; ++ms) {
@@ -192,9 +192,9 @@ TEST(JobRanks, NoFindingWithoutARankWaitedFor) {
 
 // A run of two ranks whose second (not its run's primary) the others wait
 // for: rank 0 waits 40% of its steps in backward, rank 1 not at all.
-Run run_waiting_for_its_second_rank(int64_t first_pid) {
+Run run_waiting_for_its_second_rank(int32_t first_pid) {
   RankBuilder b;
-  for (int64_t pid : {first_pid, first_pid + 1}) {
+  for (int32_t pid : {first_pid, first_pid + 1}) {
     b.steps(pid);
     b.run.metadata["hooks." + std::to_string(pid) + ".rank"] = std::to_string(pid - first_pid);
   }

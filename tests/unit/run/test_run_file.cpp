@@ -218,7 +218,7 @@ TEST_F(RunFileTest, CommitsOfEverySizeAroundAStatementsRowsKeepEveryRow) {
     for (size_t i = 0; i < added; ++i) {
       const int64_t n = static_cast<int64_t>(run.samples.size());
       FrameId f = run.intern_frame("f" + std::to_string(n), "many.py", static_cast<int>(n));
-      run.samples.push_back({1000 + n, 100, 100 + n % 3, run.stacks.intern({f}),
+      run.samples.push_back({1000 + n, 100, static_cast<int32_t>(100 + n % 3), run.stacks.intern({f}),
                              n % 2 ? ThreadState::kRunning : ThreadState::kIdle, n % 5 == 0});
       run.counter_values.push_back({0, 1000 + n, 0.5 * static_cast<double>(n)});
     }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "run/column_block.hpp"
 #include "run/sample_block.hpp"
 
 namespace stepscope {
@@ -33,9 +34,10 @@ std::vector<Sample> round_trip(const std::vector<Sample>& samples) {
 // Values at the ends of every column's range, out of time order, survive exactly.
 TEST(SampleBlock, ExtremeValuesRoundTrip) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max(), kMin32 = std::numeric_limits<int32_t>::min();
   std::vector<Sample> samples = {
-      {kMax, kMax, kMin, std::numeric_limits<StackId>::max(), ThreadState::kDiskWait, true},
-      {kMin, kMin, kMax, 0, ThreadState::kUnknown, false},
+      {kMax, kMax32, kMin32, std::numeric_limits<StackId>::max(), ThreadState::kDiskWait, true},
+      {kMin, kMin32, kMax32, 0, ThreadState::kUnknown, false},
       {0, 0, 0, 7, ThreadState::kIdle, true},
       {-5, 4194304, 4194305, 3, ThreadState::kRunning, false},
   };
@@ -47,7 +49,7 @@ TEST(SampleBlock, ARecordingsRoundsTakeAFewBytesEach) {
   std::vector<Sample> samples;
   for (int64_t round = 0; round < 4000; ++round) {
     int64_t ts = 1'000'000'000'000 + round * 10'000'000 + (round * 7919) % 40'000;
-    for (int64_t thread = 0; thread < 3; ++thread) {
+    for (int32_t thread = 0; thread < 3; ++thread) {
       auto stack = static_cast<StackId>(thread == 0 ? 40 + (round / 50) % 5 : 12);
       samples.push_back({ts, 1000 + thread * 17, 1000 + thread * 17 + (thread == 2), stack,
                          thread == 0 ? ThreadState::kRunning : ThreadState::kIdle, thread == 0});
@@ -97,6 +99,22 @@ TEST(SampleBlock, AnUnknownStateIsNamed) {
   std::vector<Sample> out;
   EXPECT_EQ(decode_sample_block(encode_sample_block(samples), 1, kStacks, out), "unknown thread state 9");
   EXPECT_TRUE(out.empty());
+}
+
+// The columns hold 64-bit ids; a Sample 32-bit ones (Linux's): a larger one
+// is named, not cut.
+TEST(SampleBlock, AnIdPast32BitsIsRefused) {
+  for (uint64_t pid : {uint64_t{1} << 31, uint64_t{1} << 40}) {
+    ColumnWriter columns(16);
+    columns.varint(zigzag(10));   // time
+    columns.varint(zigzag(pid));  // pid
+    columns.varint(zigzag(0));    // tid less pid
+    columns.varint(zigzag(2));    // stack
+    columns.byte(static_cast<uint8_t>(ThreadState::kRunning));
+    std::vector<Sample> out;
+    EXPECT_EQ(decode_sample_block(columns.compressed(), 1, kStacks, out), "a process or thread id out of range") << pid;
+    EXPECT_TRUE(out.empty());
+  }
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct RunBuilder {
     if (added) run.counter_tracks.push_back({run.strings.intern(name), pid, run.strings.intern("")});
     run.counter_values.push_back({it->second, ts_ms * kMs, value});
   }
-  void samples(int64_t pid, int64_t start_ms, int64_t end_ms, const std::vector<FrameId>& stack,
+  void samples(int32_t pid, int64_t start_ms, int64_t end_ms, const std::vector<FrameId>& stack,
                ThreadState state = ThreadState::kRunning) {
     stepscope::StackId id = run.stacks.intern(stack);
     for (int64_t t = start_ms; t < end_ms; t += kPeriodMs) run.samples.push_back({t * kMs, pid, pid, id, state});
@@ -75,7 +75,7 @@ struct RunBuilder {
     }
   }
   // A DataLoader worker process with batches through the run.
-  void worker(int64_t pid, int64_t end_ms, ThreadState state, double cpu_percent) {
+  void worker(int32_t pid, int64_t end_ms, ThreadState state, double cpu_percent) {
     run.add_process(pid, "python train.py", kPid);
     span(pid, SpanKind::kOther, 0, end_ms, "worker_batch");
     samples(pid, 0, end_ms, {run.intern_frame("__getitem__", "data.py", 5)}, state);

@@ -202,7 +202,7 @@ TEST(Steps, SamplesAttributedToPhasesAndDataWaitFunctions) {
   auto other = b.run.intern_frame("train", "train.py", 9);
   auto decode_stack = b.run.stacks.intern({other, frame});
   auto train_stack = b.run.stacks.intern({other});
-  auto sample = [&](int64_t pid, int64_t ts_ms, uint32_t stack) {
+  auto sample = [&](int32_t pid, int64_t ts_ms, uint32_t stack) {
     b.run.samples.push_back({ts_ms * kMs, pid, pid, stack, stepscope::ThreadState::kRunning});
   };
   sample(1, 21, decode_stack);  // data wait of step 2
@@ -236,7 +236,7 @@ TEST(Steps, EachProcessIsAttributedAsIfItWereThePrimary) {
   b.run.metadata["hooks.3.rank"] = "1";
   b.span(2, SpanKind::kOther, 0, 40, "worker_batch");
   auto train_stack = b.run.stacks.intern({b.run.intern_frame("train", "train.py", 9)});
-  auto sample = [&](int64_t pid, int64_t ts_ms) {
+  auto sample = [&](int32_t pid, int64_t ts_ms) {
     b.run.samples.push_back({ts_ms * kMs, pid, pid, train_stack, stepscope::ThreadState::kRunning});
   };
   sample(1, 1);  // rank 0's data wait
