@@ -65,8 +65,8 @@ void append_repetition(const Run& source, int ranks, int64_t shift_ns, Run& out)
     Shift shift{shift_ns, rank * kPidsPerRank};
     for (Sample s : source.samples) {
       s.ts_ns += shift.ns;
-      s.pid = shifted_pid(s.pid, shift);
-      s.tid = shifted_pid(s.tid, shift);
+      s.pid = static_cast<int32_t>(shifted_pid(s.pid, shift));  // ranks x kPidsPerRank: far below 2^31
+      s.tid = static_cast<int32_t>(shifted_pid(s.tid, shift));
       out.samples.push_back(s);
     }
     const auto first_span = static_cast<SpanId>(out.spans.size());

@@ -348,8 +348,7 @@ void Sampler::sample_process(Tracked& tracked, int64_t now_ns) {
     }
     last.round = stats_.rounds;
     // A kernel thread id fits 32 bits; one that does not was read torn: unknown.
-    const bool tid_fits = stack.native_tid >= INT32_MIN && stack.native_tid <= INT32_MAX;
-    const int32_t tid = tid_fits ? static_cast<int32_t>(stack.native_tid) : -1;
+    const int32_t tid = fits_sample_id(stack.native_tid) ? static_cast<int32_t>(stack.native_tid) : -1;
     run_.samples.push_back({now_ns, tracked.pid, tid, id, thread_state, stack.holds_gil});
     ++stats_.samples;
   }

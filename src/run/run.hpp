@@ -64,6 +64,9 @@ struct Sample {
   bool holds_gil = false;  // false also when the interpreter does not tell
 };
 
+// Whether a process or thread id fits a Sample.
+inline bool fits_sample_id(int64_t id) { return id >= INT32_MIN && id <= INT32_MAX; }
+
 // Spans are intervals on a track. Host spans live on (pid, tid); device
 // activity lives on (device pid, stream tid) as the importer or GPU collector
 // assigns them. Later issues add kinds; the stored value is the enum number,

@@ -61,8 +61,8 @@ struct KeyRange {
 // corrupt count costs no more than reserved, untouched memory of a few
 // times the file's size, and is found out as the rows are read.
 constexpr uint64_t kMostReservedPerFileByte = 4;
-// The same for rows kept in compressed blocks, which take up to 32 times as
-// much memory as file (an idle thread's samples: 1 byte a sample stored, 32
+// The same for rows kept in compressed blocks, which take up to 24 times as
+// much memory as file (an idle thread's samples: 1 byte a sample stored, 24
 // in memory); where even that cannot be had, the rows are read without.
 constexpr uint64_t kMostReservedPerBlockFileByte = 64;
 
@@ -656,7 +656,7 @@ class RunFileReader::Reader {
                      bad_row("samples", id, fmt::format("unknown thread state {}", state));
                    }
                    int64_t pid = s.column_int(2), tid = s.column_int(3);
-                   if (pid < INT32_MIN || pid > INT32_MAX || tid < INT32_MIN || tid > INT32_MAX) {
+                   if (!fits_sample_id(pid) || !fits_sample_id(tid)) {
                      bad_row("samples", id, "a process or thread id out of range");
                    }
                    samples.push_back({s.column_int(1), static_cast<int32_t>(pid), static_cast<int32_t>(tid),

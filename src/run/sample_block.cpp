@@ -37,7 +37,7 @@ std::string take_columns(ColumnReader& columns, size_t stacks, std::span<Sample>
   bool out_of_range = false;
   auto id = [&](uint64_t value) {
     auto wide = static_cast<int64_t>(value);
-    out_of_range |= wide < INT32_MIN || wide > INT32_MAX;
+    out_of_range |= !fits_sample_id(wide);
     return static_cast<int32_t>(wide);
   };
   columns.deltas(samples, [&](Sample& s, uint64_t pid) { s.pid = id(pid); });

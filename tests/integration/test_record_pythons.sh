@@ -48,8 +48,9 @@ PYEOF
   # in five of this one were the generator alone before the sampler joined
   # them to the callers read again (docs/sampler.md, "Generators").
   expect_status 0 "$STEPSCOPE" record -o "$WORK/generator.db" --rate 997 -- "$python" "$programs/generator_chain.py" 2.5
-  joined=$("$PY" "$check" "$WORK/generator.db" leaf-callers "Dataset.__getitem__.<locals>.<genexpr>" "<module>")
-  [ "${version#3.}" -ge 11 ] || joined=$("$PY" "$check" "$WORK/generator.db" leaf-callers "<genexpr>" "<module>")
+  generator="Dataset.__getitem__.<locals>.<genexpr>"
+  [ "${version#3.}" -ge 11 ] || generator="<genexpr>"  # no qualified names before 3.11
+  joined=$("$PY" "$check" "$WORK/generator.db" leaf-callers "$generator" "<module>")
   torn=$(sqlite3 "$WORK/generator.db" "SELECT (SELECT value FROM metadata WHERE key = 'sampler_torn_stacks') || ', ' || (SELECT value FROM metadata WHERE key = 'sampler_torn_stacks_unjoined')")
   echo "   generator's samples: $joined; torn, unjoined: $torn"
   "$PY" - "$joined" "${version#3.}" <<'PYEOF' || fail "$version: the generator's samples lost their callers"

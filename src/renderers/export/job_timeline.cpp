@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "importers/chrome_trace.hpp"
+#include "util/error.hpp"
 
 namespace stepscope {
 
@@ -39,7 +40,14 @@ void shift_pids(Run& run, int64_t by) {
     system_counters |= t.pid == 0;
     t.pid = moved(t.pid, by);
   }
-  for (Sample& s : run.samples) s.pid = moved(s.pid, by);
+  for (Sample& s : run.samples) {
+    const int64_t pid = moved(s.pid, by);
+    if (!fits_sample_id(pid)) {
+      throw InputError(fmt::format("a job's timeline holds the samples of {} runs at most (a sample's pid is 32-bit)",
+                                   (INT32_MAX - kJobPidStride) / kJobPidStride));
+    }
+    s.pid = static_cast<int32_t>(pid);
+  }
   for (Span& s : run.spans) s.pid = moved(s.pid, by);
   for (Thread& t : run.threads) t.pid = moved(t.pid, by);
   for (Process& p : run.processes) {
