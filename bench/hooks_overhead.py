@@ -16,7 +16,12 @@ off step by step (on, off, off, on, ...): --rounds steps each way. On a VM whose
 move a block of steps by more than the hooks cost, a drift then hits both settings alike.
 It prints both settings' median and 10 %-trimmed mean and their differences with a 90 %
 bootstrap interval. The wrappers' cost with their hooks off is not in it (measured apart
-as nil: bench/README.md, "The step hooks, halved").
+as nil: bench/README.md, "The step hooks, halved"). With --baseline DIR (another checkout's
+python/ directory, say a `git worktree` of the commit before a change) that checkout's hooks
+are installed beside these, and each step runs one of three settings: none, these, the
+baseline's; it prints the difference of the two with its interval, a drift hitting both alike.
+Each difference is also taken paired by round (the steps of one round ran within
+milliseconds): on the AMD EPYC VM that narrows the interval from about +-60 us to +-15.
 
 --processes instead runs whole processes, round by round: bare, the hooks alone, and
 under `stepscope record --rate 100` (hooks and the sampler), which is how the sampler's
@@ -25,13 +30,14 @@ the hooks of another checkout's python/ directory (say, a `git worktree` of the 
 before a change) as a fourth setting of the same rounds.
 
   bench/hooks_overhead.py [--model blocks|mlp] [--rounds 200] [--block 13]
-  bench/hooks_overhead.py --alternate [--model blocks|mlp] [--rounds 4000]
+  bench/hooks_overhead.py --alternate [--model blocks|mlp] [--rounds 4000] [--baseline DIR/python]
   bench/hooks_overhead.py --processes [--rounds 5] [--steps 400] [--baseline DIR/python]
 """
 import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -105,15 +111,26 @@ if mode == "steps":
 
 from stepscope import _torch_hooks as hooks
 if mode == "alternate":
-    # Installed once; every Hook turned on and off step by step (on, off, off, on, ...).
-    switches = [h for h in vars(hooks).values() if isinstance(h, hooks.Hook)]
-    hooks.install(torch)
+    # Installed once; every Hook turned on and off step by step. With a baseline (argv[5]:
+    # a directory holding another checkout's hook package as `stepscope_base`), its hooks
+    # are installed beside these and each step runs one setting: none, these, the baseline's.
+    packages = {"hooks": hooks}
+    if len(sys.argv) > 5:
+        sys.path.insert(0, sys.argv[5])
+        from stepscope_base import _torch_hooks as base_hooks
+        packages["baseline"] = base_hooks
+    switches = {name: [h for h in vars(m).values() if isinstance(h, m.Hook)] for name, m in packages.items()}
+    for m in packages.values():
+        m.install(torch)
     run(50)  # the forward roots found and wrapped, the global module hooks off
-    times = {"bare": [], "hooks": []}
+    settings = ["bare"] + list(packages)
+    times = {name: [] for name in settings}
     for r in range(int(sys.argv[4])):
-        for setting in (("hooks", "bare") if r % 2 == 0 else ("bare", "hooks")):
-            for h in switches:
-                h.on = setting == "hooks"
+        order = settings[r % len(settings):] + settings[:r % len(settings)]
+        for setting in (order if r % 2 == 0 else order[::-1]):
+            for name, hs in switches.items():
+                for h in hs:
+                    h.on = name == setting
             times[setting] += run(1)
     print("RESULT " + json.dumps(times))
     sys.exit(0)
@@ -174,21 +191,57 @@ def in_process(args, loop, hooked):
           " step in 100 on average, %+.1f us a step" % (statistics.median(discovery), statistics.median(discovery) / 100))
 
 
-def alternating(args, loop, hooked):
+def alternating(args, loop, hooked, tmp):
     """Steps with the hooks on and off in turn: the machine's drifts, which move a block
-    of steps by more than the hooks cost on this VM, hit both settings alike."""
-    times = run(loop + ["alternate", str(args.rounds)], hooked)
-    bare, hooked_steps = ([1e6 * t for t in times[name]] for name in ("bare", "hooks"))
+    of steps by more than the hooks cost on this VM, hit both settings alike. With
+    --baseline, another checkout's hooks are a third setting of the same steps."""
+    extra = [copy_as_baseline(args.baseline, tmp)] if args.baseline else []
+    times = run(loop + ["alternate", str(args.rounds)] + extra, hooked)
+    steps = {name: [1e6 * t for t in values] for name, values in times.items()}
+    bare = steps["bare"]
     print("in one process: %d steps each way, on and off in turn (the Hooks' switches, installed"
           " once), model %s" % (args.rounds, args.model))
-    print("%-7s %10s %16s" % ("setting", "median ms", "trimmed mean ms"))
-    for name, values in (("bare", bare), ("hooks", hooked_steps)):
-        print("%-7s %10.4f %16.4f" % (name, statistics.median(values) / 1e3, trimmed_mean(values) / 1e3))
-    for stat in (statistics.median, trimmed_mean):
-        cost = stat(hooked_steps) - stat(bare)
-        low, high = bootstrap_interval(bare, hooked_steps, stat)
-        print("hooks' cost per step, %-13s %+7.1f us (%+.2f%% of the bare median); 90%% bootstrap interval"
-              " %+.1f, %+.1f us" % (stat.__name__ + ":", cost, 100 * cost / statistics.median(bare), low, high))
+    print("%-8s %10s %16s" % ("setting", "median ms", "trimmed mean ms"))
+    for name, values in steps.items():
+        print("%-8s %10.4f %16.4f" % (name, statistics.median(values) / 1e3, trimmed_mean(values) / 1e3))
+    for name in [n for n in steps if n != "bare"]:
+        for stat in (statistics.median, trimmed_mean):
+            owner = name + ("'" if name.endswith("s") else "'s")
+            print_cost("%s cost per step, %s:" % (owner, stat.__name__), bare, steps[name], stat,
+                       statistics.median(bare))
+    if "baseline" in steps:
+        for stat in (statistics.median, trimmed_mean):
+            print_cost("hooks - baseline, %s:" % stat.__name__, steps["baseline"], steps["hooks"], stat,
+                       statistics.median(bare))
+
+
+def print_cost(label, before, after, stat, bare_median):
+    cost = stat(after) - stat(before)
+    low, high = bootstrap_interval(before, after, stat)
+    print("%-40s %+7.1f us (%+.2f%% of the bare median); 90%% bootstrap interval %+.1f, %+.1f us"
+          % (label, cost, 100 * cost / bare_median, low, high))
+    # The steps of one round ran within milliseconds of each other: their differences
+    # leave out the drifts that move whole stretches of steps.
+    differences = [a - b for a, b in zip(after, before)]
+    low, high = paired_bootstrap_interval(differences, stat)
+    print("%-40s %+7.1f us paired by round; 90%% bootstrap interval %+.1f, %+.1f us"
+          % ("", stat(differences), low, high))
+
+
+def copy_as_baseline(python_dir, tmp):
+    """python_dir's hook package, copied as `stepscope_base` into a directory of tmp (returned),
+    its wrappers' mark renamed so that each package wraps the forward roots itself."""
+    target = os.path.join(tmp, "baseline")
+    package = os.path.join(target, "stepscope_base")
+    shutil.copytree(os.path.join(python_dir, "stepscope"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in os.listdir(package):
+        path = os.path.join(package, name)
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("_stepscope_root", "_stepscope_base_root"))
+    return target
 
 
 def trimmed_mean(values, cut=0.1):
@@ -202,6 +255,12 @@ def bootstrap_interval(bare, hooked, stat, resamples=200, seed=1):
     rng = random.Random(seed)
     costs = sorted(stat(rng.choices(hooked, k=len(hooked))) - stat(rng.choices(bare, k=len(bare)))
                    for _ in range(resamples))
+    return costs[int(0.05 * resamples)], costs[int(0.95 * resamples) - 1]
+
+
+def paired_bootstrap_interval(differences, stat, resamples=200, seed=1):
+    rng = random.Random(seed)
+    costs = sorted(stat(rng.choices(differences, k=len(differences))) for _ in range(resamples))
     return costs[int(0.05 * resamples)], costs[int(0.95 * resamples) - 1]
 
 
@@ -247,7 +306,8 @@ def main():
     p.add_argument("--alternate", action="store_true",
                    help="in one process, the hooks on and off step by step (--rounds: steps each way)")
     p.add_argument("--steps", type=int, default=400, help="steps of each process (--processes)")
-    p.add_argument("--baseline", help="another checkout's python/ directory, as a fourth setting (--processes)")
+    p.add_argument("--baseline", help="another checkout's python/ directory: a fourth setting (--processes), a"
+                   " third one in the same process (--alternate)")
     args = p.parse_args()
 
     tmp = tempfile.mkdtemp()
@@ -264,7 +324,7 @@ def main():
     if args.processes:
         whole_processes(args, loop, base, hooked, tmp)
     elif args.alternate:
-        alternating(args, loop, hooked)
+        alternating(args, loop, hooked, tmp)
     else:
         in_process(args, loop, hooked)
     stop.set()

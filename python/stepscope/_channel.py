@@ -31,7 +31,7 @@ _EXIT_WAIT_S = 1.0               # how long the exit's send waits for room in th
 
 # A binary record: its type (the text record's letter), then seven values (0: none),
 # each a native int64 (the recorder runs on this machine).
-STEP, DATA_WAIT, FORWARD, BACKWARD, OPTIMIZER, WORKER_BATCH, GC_PAUSE, EVALUATION = map(ord, "SDFBOWGE")
+STEP, DATA_WAIT, FORWARD, BACKWARD, OPTIMIZER, WORKER_BATCH, GC_PAUSE, EVALUATION, PEAKS = map(ord, "SDFBOWGEM")
 _RECORD = struct.Struct("=8q")
 _MAX_BACKLOG_RECORDS = _MAX_BACKLOG_BYTES // _RECORD.size
 

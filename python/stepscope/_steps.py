@@ -23,7 +23,11 @@ With explicit steps (stepscope.step()) nothing is held: the caller says what a s
 The peaks of host and device memory are read at a step's end once _PEAK_INTERVAL_NS has
 passed since the last read: each read is the peak since the one before, so steps faster
 than that share one, sent with the last of them (the others send -1, not read). A read
-costs two system calls, about 12 us inside a training step (bench/README.md).
+costs two system calls, 12 to 40 us inside a training step, where the caches hold the
+model (bench/README.md, "The memory peaks"): once per 100 ms that is at most 0.04 % of
+the time, where once per 10 ms it was up to a third of the hooks' cost on 3 ms steps. At
+exit, the peaks since the last read are read once more and sent for the last step that
+went without (a `M` record), so the run's peak is the same as with a read at every step.
 """
 
 import threading
@@ -31,7 +35,7 @@ import threading
 from . import _channel, _threads
 from ._memory import Memory
 
-_PEAK_INTERVAL_NS = 10_000_000
+_PEAK_INTERVAL_NS = 100_000_000
 
 # Batches a segment holds before it no longer waits for a forward (a loop that only
 # reads its DataLoader): they are sent as data waits then.
@@ -64,6 +68,7 @@ class StepTracker:
         self.tokens = -1
         self.step_ended = None  # (function, its Hook) called after each step's end
         self._peaks_read_ns = None  # when the memory peaks were last read
+        self._unread_step = None    # (tid, end) of the last step sent without its peaks
         self.optimizer_steps = 0
         self._round = set()     # the optimizers that stepped since the last batch
         self._round_size = 0    # optimizers in a round, from the last one (0: not known yet)
@@ -98,7 +103,8 @@ class StepTracker:
             self._round = set()
 
     def finish(self):
-        """At exit: the step of a round that never closed, and what was held."""
+        """At exit: the step of a round that never closed, what was held, and the memory
+        peaks of the steps since the last read."""
         if self._round_end is not None and not self.explicit:
             self.end(self._round_end)
             self._round_end = None
@@ -106,6 +112,10 @@ class StepTracker:
             self._send_evaluation()
         else:
             self.trained()
+        if self._unread_step is not None:
+            tid, ts = self._unread_step
+            host, device = self._read_peaks(ts)
+            self.channel.post((_channel.PEAKS, tid, ts, ts, host, device, 0, 0))
 
     def fetched(self, tid, start, end, samples, tokens):
         """A DataLoader batch: the step's, once a backward or optimizer step follows."""
@@ -128,6 +138,8 @@ class StepTracker:
 
     def trained(self):
         """A backward or an optimizer step: what the segment held was the step's."""
+        if not self._segment.batches and not self._segment.forwards:
+            return  # the optimizer step after a backward: nothing since
         for tid, start, end, samples, tokens in self._segment.batches:
             if samples >= 0:
                 self.samples = samples + max(self.samples, 0)
@@ -147,8 +159,13 @@ class StepTracker:
         start = self.start if self.start is not None else ts
         samples = self.samples if samples is None else int(samples)
         tokens = self.tokens if tokens is None else int(tokens)
-        host, device = self._memory_peaks(ts)
         state = getattr(_threads.local, "state", None) or _threads.current()
+        if self._peaks_read_ns is None or ts - self._peaks_read_ns >= _PEAK_INTERVAL_NS:
+            host, device = self._read_peaks(ts)
+            self._unread_step = None
+        else:
+            host = device = -1
+            self._unread_step = (state.tid, ts)
         self.channel.post((_channel.STEP, state.tid, start, ts, samples, tokens, host, device))
         self.start = ts
         self.samples = -1
@@ -161,10 +178,8 @@ class StepTracker:
                 except Exception as error:  # noqa: BLE001 - its hook turns off, as Hook.run does
                     hook.disable(error)
 
-    def _memory_peaks(self, ts):
-        """(host, device) peaks since the last read, or (-1, -1) when read too recently."""
-        if self._peaks_read_ns is not None and ts - self._peaks_read_ns < _PEAK_INTERVAL_NS:
-            return -1, -1
+    def _read_peaks(self, ts):
+        """(host, device) peaks since the last read."""
         self._peaks_read_ns = ts
         memory = self.memory
         host = memory.host.take() if memory.host is not None else -1

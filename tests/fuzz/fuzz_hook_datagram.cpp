@@ -18,6 +18,15 @@ bool valid_interval(int64_t tid, int64_t start, int64_t end) {
   return tid > 0 && start > 0 && end >= start && end - start <= kMostSpanNs;
 }
 
+void check_steps(const std::vector<stepscope::HookStepEvent>& steps) {
+  for (const stepscope::HookStepEvent& step : steps) {
+    if (!valid_interval(step.tid, step.start_ns, step.end_ns)) __builtin_trap();
+    if (step.samples < -1 || step.tokens < -1 || step.host_peak_bytes < -1 || step.device_peak_bytes < -1) {
+      __builtin_trap();
+    }
+  }
+}
+
 void check_decoded(const stepscope::HookDatagram& datagram) {
   size_t data_waits = 0;
   for (const stepscope::HookSpanEvent& span : datagram.spans) {
@@ -25,11 +34,8 @@ void check_decoded(const stepscope::HookDatagram& datagram) {
     if (span.kind == stepscope::SpanKind::kDataWait) ++data_waits;
   }
   if (datagram.batches.size() != data_waits) __builtin_trap();
-  for (const stepscope::HookStepEvent& step : datagram.steps) {
-    if (!valid_interval(step.tid, step.start_ns, step.end_ns)) __builtin_trap();
-    if (step.samples < -1 || step.tokens < -1 || step.host_peak_bytes < -1 || step.device_peak_bytes < -1) {
-      __builtin_trap();
-    }
+  for (const auto* steps : {&datagram.steps, &datagram.late_peaks}) {
+    check_steps(*steps);
   }
 }
 

@@ -30,4 +30,22 @@ while read -r python; do
   done
 done < <(python_interpreters)
 [ "$checked" -gt 0 ] || fail "no Python interpreter found"
+
+# Under `record`, the peaks of steps after the last read (at most one per 100 ms) are
+# read at exit and go to the last step: a step touching 64 MiB at the end is in the
+# run's peak, 64 MiB above the first step's.
+cd "$WORK"
+"$STEPSCOPE" record -o late.db -- "$PY" "$STEPSCOPE_REPO/tests/integration/programs/late_peak.py" \
+  || fail "record of late_peak.py failed"
+"$STEPSCOPE" report late.db --json -o late.json || fail "report of late.db failed"
+"$PY" - late.json <<'PYEOF' || fail "the late step's peak is not in the run: $(head -c 2000 late.json)"
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+peaks = [step["peak_host_bytes"] for step in steps["per_step"]]
+assert len(peaks) == 20, peaks
+assert peaks[-1] is not None, peaks  # read at exit, or by the last step itself
+first = peaks[0]
+assert steps["peak_host_memory_bytes"] >= first + 60 * (1 << 20), (first, steps["peak_host_memory_bytes"], peaks)
+print("late peak: first step %d MiB, run %d MiB" % (first >> 20, steps["peak_host_memory_bytes"] >> 20))
+PYEOF
 echo "1 passed, 0 failed"

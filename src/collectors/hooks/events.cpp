@@ -76,6 +76,7 @@ size_t value_count(char type) {
     case 'S':
       return 7;
     case 'D':
+    case 'M':
       return 5;
     case 'W':
     case 'G':
@@ -157,6 +158,10 @@ class RecordDecoder {
         if (!valid_quantity(v[3]) || !valid_quantity(v[4])) return false;
         out_.batches.emplace_back(v[3], v[4]);
         return span(v, SpanKind::kDataWait, "data_wait");
+      case 'M':  // the peaks since the last read, for the step that ended at END
+        if (!valid_quantity(v[3]) || !valid_quantity(v[4])) return false;
+        out_.late_peaks.push_back({v[0], v[1], v[2], -1, -1, v[3], v[4]});
+        return true;
       case 'W':
         return valid_quantity(v[3]) && span(v, SpanKind::kOther, "worker_batch");
       case 'G':  // a collection of Python's cyclic garbage collector: its generation
@@ -254,6 +259,10 @@ void HookRunBuilder::add(Run& run, const HookDatagram& d) {
     add_counter(run, "step_tokens", d.pid, "tokens", s.end_ns, s.tokens);
     add_counter(run, "step_peak_rss", d.pid, "bytes", s.end_ns, s.host_peak_bytes);
     add_counter(run, "step_peak_device_memory", d.pid, "bytes", s.end_ns, s.device_peak_bytes);
+  }
+  for (const HookStepEvent& late : d.late_peaks) {
+    add_counter(run, "step_peak_rss", d.pid, "bytes", late.end_ns, late.host_peak_bytes);
+    add_counter(run, "step_peak_device_memory", d.pid, "bytes", late.end_ns, late.device_peak_bytes);
   }
   for (const auto& [key, value] : d.facts) run.metadata[fmt::format("hooks.{}.{}", d.pid, key)] = value;
   for (const std::string& note : d.disabled) {

@@ -46,6 +46,10 @@ struct HookDatagram {
   std::vector<HookSpanEvent> spans;  // data waits (with their batch in `batches`), phases, ranges
   std::vector<std::pair<int64_t, int64_t>> batches;  // (samples, tokens) per data-wait span, in order
   std::vector<HookStepEvent> steps;
+  // Peaks read at exit for the last step sent without them (its end, and the
+  // peaks; samples and tokens unused): they belong to that step, as if it had
+  // read them itself.
+  std::vector<HookStepEvent> late_peaks;
   std::vector<std::pair<std::string, std::string>> facts;  // process facts: rank, torch, ...
   std::vector<std::string> disabled;  // "hook: message" for each hook that turned itself off
   uint64_t dropped_by_sender = 0;     // records the process could not send earlier
@@ -57,7 +61,7 @@ std::optional<HookDatagram> decode_hook_datagram(std::string_view data);
 
 // Adds decoded datagrams to a Run: spans on (pid, tid), per-step counters
 // (step_samples, step_tokens, step_peak_rss, step_peak_device_memory, each at
-// the step's end), process facts as metadata `hooks.PID.KEY`, and the totals
+// the step's end; late peaks at the end of the step they belong to), process facts as metadata `hooks.PID.KEY`, and the totals
 // of bad and dropped records as metadata.
 class HookRunBuilder {
  public:

@@ -26,6 +26,7 @@ TEST(HookEvents, DecodesEveryRecordType) {
       "W 44 10 20 8\n"
       "G 43 460 470 2\n"
       "E 43 480 490\n"
+      "M 43 450 450 7000 -1\n"
       "P rank 3\nX dataloader TypeError: boom\nN 7");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->pid, 42);
@@ -42,6 +43,10 @@ TEST(HookEvents, DecodesEveryRecordType) {
   EXPECT_EQ(d->steps[0].samples, 16);
   EXPECT_EQ(d->steps[0].device_peak_bytes, -1);
   EXPECT_EQ(d->batches.at(0), std::make_pair(int64_t{16}, int64_t{1024}));
+  ASSERT_EQ(d->late_peaks.size(), 1u);
+  EXPECT_EQ(d->late_peaks[0].end_ns, 450);
+  EXPECT_EQ(d->late_peaks[0].host_peak_bytes, 7000);
+  EXPECT_EQ(d->late_peaks[0].device_peak_bytes, -1);
   EXPECT_EQ(d->facts.at(0).first, "rank");
   EXPECT_EQ(d->dropped_by_sender, 7u);
   EXPECT_EQ(d->disabled.at(0), "dataloader TypeError: boom");
@@ -66,11 +71,12 @@ std::string binary_datagram(const std::vector<std::vector<int64_t>>& records) {
 TEST(HookEvents, DecodesBinaryRecordsAsTheirTextTwins) {
   std::string binary = binary_datagram({{'D', 43, 100, 200, 16, 1024}, {'F', 43, 200, 300}, {'B', 43, 300, 400},
                                         {'O', 43, 400, 450}, {'S', 43, 100, 450, 16, 1024, 5000, -1},
-                                        {'W', 44, 10, 20, 8}, {'G', 43, 460, 470, 2}, {'E', 43, 480, 490}});
+                                        {'W', 44, 10, 20, 8}, {'G', 43, 460, 470, 2}, {'E', 43, 480, 490},
+                                        {'M', 43, 450, 450, 7000, -1}});
   auto b = decode_hook_datagram(binary);
   auto t = decode_hook_datagram(
       "SS1 42\nD 43 100 200 16 1024\nF 43 200 300\nB 43 300 400\nO 43 400 450\nS 43 100 450 16 1024 5000 -1\n"
-      "W 44 10 20 8\nG 43 460 470 2\nE 43 480 490");
+      "W 44 10 20 8\nG 43 460 470 2\nE 43 480 490\nM 43 450 450 7000 -1");
   ASSERT_TRUE(b && t);
   EXPECT_EQ(b->pid, 42);
   EXPECT_EQ(b->bad_records, 0u);
@@ -84,6 +90,8 @@ TEST(HookEvents, DecodesBinaryRecordsAsTheirTextTwins) {
   EXPECT_EQ(b->steps[0].host_peak_bytes, 5000);
   EXPECT_EQ(b->steps[0].device_peak_bytes, -1);
   EXPECT_EQ(b->batches, t->batches);
+  ASSERT_EQ(b->late_peaks.size(), 1u);
+  EXPECT_EQ(b->late_peaks[0].host_peak_bytes, t->late_peaks.at(0).host_peak_bytes);
   // The same bytes one past an aligned address decode the same.
   std::string shifted = " " + binary;
   auto s = decode_hook_datagram(std::string_view(shifted).substr(1));
@@ -100,12 +108,15 @@ TEST(HookEvents, CountsAndDropsBadBinaryRecords) {
       {-1, 43, 1, 2},                // not a type at all
       {'S', 43, 1, 2, -2, 0, 0, 0},  // a negative count
       {'G', 43, 1, 2, 3},            // no such generation
+      {'M', 43, 2, 2, -3, 0},        // a negative peak
+      {'M', 43, 2, 2, 5, 5, 5},      // a value the type does not carry
       {'B', 43, 1, 2},               // fine
   });
   data += "abc";  // a record cut short
   auto d = decode_hook_datagram(data);
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->bad_records, 8u);
+  EXPECT_EQ(d->bad_records, 10u);
+  EXPECT_TRUE(d->late_peaks.empty());
   ASSERT_EQ(d->spans.size(), 1u);
   EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kBackward);
 }
@@ -139,8 +150,10 @@ TEST(HookEvents, BuilderAddsSpansCountersAndFacts) {
   stepscope::HookRunBuilder builder;
   builder.add(run, *decode_hook_datagram("SS1 42\nD 43 100 200 16 -1\nS 43 100 450 16 -1 5000 -1\nP rank 1\nZ"));
   builder.add(run, *decode_hook_datagram("SS1 42\nS 43 450 900 16 -1 6000 -1\nN 3"));
+  // Read at exit for a step sent without its peaks: a value at that step's end.
+  builder.add(run, *decode_hook_datagram("SS1 42\nS 43 900 950 16 -1 -1 -1\nM 43 950 950 7000 -1"));
   builder.add_bad_datagram(run);
-  ASSERT_EQ(run.spans.size(), 3u);
+  ASSERT_EQ(run.spans.size(), 4u);
   EXPECT_EQ(run.spans[1].kind, stepscope::SpanKind::kStep);
   EXPECT_EQ(run.spans[1].pid, 42);
   EXPECT_EQ(run.metadata.at("hooks.42.rank"), "1");
@@ -151,7 +164,12 @@ TEST(HookEvents, BuilderAddsSpansCountersAndFacts) {
   for (const auto& v : run.counter_values) {
     if (run.strings.get(run.counter_tracks.at(v.track).name) == "step_samples") ++samples_values;
   }
-  EXPECT_EQ(samples_values, 2u);
+  EXPECT_EQ(samples_values, 3u);
+  std::vector<std::pair<int64_t, double>> host_peaks;
+  for (const auto& v : run.counter_values) {
+    if (run.strings.get(run.counter_tracks.at(v.track).name) == "step_peak_rss") host_peaks.emplace_back(v.ts_ns, v.value);
+  }
+  EXPECT_EQ(host_peaks, (std::vector<std::pair<int64_t, double>>{{450, 5000}, {900, 6000}, {950, 7000}}));
   for (const auto& t : run.counter_tracks) EXPECT_NE(run.strings.get(t.name), "step_tokens");
 }
 
