@@ -56,64 +56,69 @@ distributed_hook = Hook("distributed")
 
 # --------------------------------------------------------------------------- steps
 
-def _pre_step(optimizer, args, kwargs):
-    """Before each optimizer step (and the 1.13 wrapper's): the outermost notes its start."""
-    if optimizer_hook.on:
+def _optimizer_step_hooks(tracker):
+    """The (pre, post) hooks of every optimizer step: torch's global hooks (2.x), or the
+    1.13 wrapper's calls. The outermost step's pre hook notes its start; its post hook
+    sends the optimizer span, and ends the step when the round of optimizers is complete."""
+    channel = tracker.channel
+
+    def pre_step(optimizer, args, kwargs):
+        if optimizer_hook.on:
+            state = getattr(_thread_local, "state", None) or _thread_state()
+            if not state.opt:
+                state.opt_start = _now()
+            state.opt += 1
+
+    def post_step(optimizer, args, kwargs):
+        if not optimizer_hook.on:
+            return
         state = getattr(_thread_local, "state", None) or _thread_state()
-        if not state.opt:
-            state.opt_start = _now()
-        state.opt += 1
+        if state.opt != 1:  # nested, or its pre hook ran before the hooks were in
+            state.opt = max(state.opt - 1, 0)
+            return
+        state.opt = 0
+        # A forward that raised never ran its post hook: start every step clean.
+        state.fwd = 0
+        try:
+            end = _now()
+            channel.post((_channel.OPTIMIZER, state.tid, state.opt_start, end, 0, 0, 0, 0))
+            tracker.optimizer_stepped(id(optimizer), end)
+        except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+            optimizer_hook.disable(error)
 
-
-def _post_step(optimizer, args, kwargs):
-    """After each optimizer step: the outermost's end is the optimizer span's, and maybe the step's."""
-    if not optimizer_hook.on:
-        return
-    state = getattr(_thread_local, "state", None) or _thread_state()
-    if state.opt != 1:  # nested, or its pre hook ran before the hooks were in
-        state.opt = max(state.opt - 1, 0)
-        return
-    state.opt = 0
-    # A forward that raised never ran its post hook: start every step clean.
-    state.fwd = 0
-    try:
-        end = _now()
-        tracker = _steps.tracker()
-        tracker.channel.post((_channel.OPTIMIZER, state.tid, state.opt_start, end, 0, 0, 0, 0))
-        tracker.optimizer_stepped(id(optimizer), end)
-    except Exception as error:  # noqa: BLE001 - any failure turns the hook off
-        optimizer_hook.disable(error)
+    return pre_step, post_step
 
 
 def _install_optimizer_hooks(torch):
     opt_module = importlib.import_module("torch.optim.optimizer")
+    pre_step, post_step = _optimizer_step_hooks(_steps.tracker())
     if not hasattr(opt_module, "register_optimizer_step_pre_hook"):
-        return _install_legacy_optimizer_hooks(torch.optim.Optimizer)
-    handles = (opt_module.register_optimizer_step_pre_hook(_pre_step),
-               opt_module.register_optimizer_step_post_hook(_post_step))
+        return _install_legacy_optimizer_hooks(torch.optim.Optimizer, pre_step, post_step)
+    handles = (opt_module.register_optimizer_step_pre_hook(pre_step),
+               opt_module.register_optimizer_step_post_hook(post_step))
     return lambda: [handle.remove() for handle in handles]
 
 
-def _install_legacy_optimizer_hooks(optimizer_class):
+def _install_legacy_optimizer_hooks(optimizer_class, pre_step, post_step):
     """1.13 has no global optimizer hooks: wrap each optimizer's step when it is built."""
     original_init = optimizer_class.__init__
 
     def __init__(self, *args, **kwargs):
         original_init(self, *args, **kwargs)
-        optimizer_hook.run(_wrap_instance_step, self)
+        optimizer_hook.run(_wrap_instance_step, self, pre_step, post_step)
 
     return _replace(optimizer_class, "__init__", __init__)
 
 
-def _wrap_instance_step(optimizer):
+def _wrap_instance_step(optimizer, pre_step, post_step):
     step = optimizer.step  # bound; an instance attribute shadows the class's method
 
     def wrapped_step(*args, **kwargs):
-        _pre_step(optimizer, args, kwargs)
+        pre_step(optimizer, args, kwargs)
         try:
             return step(*args, **kwargs)
         finally:
-            _post_step(optimizer, args, kwargs)
+            post_step(optimizer, args, kwargs)
 
     optimizer.step = wrapped_step
 
