@@ -12,15 +12,19 @@ in microseconds: the median over rounds of (hooks block - bare block), with its 
   --model mlp      an MLP of 3 Linear layers (width --width): 6 modules, AdamW
 
 --alternate (the figure of record) installs the hooks once and turns every Hook on and
-off step by step (on, off, off, on, ...): --rounds steps each way. On a VM whose drifts
-move a block of steps by more than the hooks cost, a drift then hits both settings alike.
+off turn by turn (on, off, off, on, ...): --rounds turns each way of --turn steps (default
+1). On a VM whose drifts move a block of steps by more than the hooks cost, a drift then
+hits both settings alike. With one step a turn, what the hooks do once per 100 ms (send
+their records, read the memory peaks) falls on the steps with the hooks on two or three
+times as often as when they are always on: --turn 12 (about 100 ms of steps) charges it
+as often as a run would.
 It prints both settings' median and 10 %-trimmed mean and their differences with a 90 %
 bootstrap interval. The wrappers' cost with their hooks off is not in it (measured apart
 as nil: bench/README.md, "The step hooks, halved"). With --baseline DIR (another checkout's
 python/ directory, say a `git worktree` of the commit before a change) that checkout's hooks
 are installed beside these, and each step runs one of three settings: none, these, the
 baseline's; it prints the difference of the two with its interval, a drift hitting both alike.
-Each difference is also taken paired by round (the steps of one round ran within
+Each difference is also taken paired by round (the turns of one round ran within
 milliseconds): on the AMD EPYC VM that narrows the interval from about +-60 us to +-15.
 
 --processes instead runs whole processes, round by round: bare, the hooks alone, and
@@ -30,7 +34,7 @@ the hooks of another checkout's python/ directory (say, a `git worktree` of the 
 before a change) as a fourth setting of the same rounds.
 
   bench/hooks_overhead.py [--model blocks|mlp] [--rounds 200] [--block 13]
-  bench/hooks_overhead.py --alternate [--model blocks|mlp] [--rounds 4000] [--baseline DIR/python]
+  bench/hooks_overhead.py --alternate [--model blocks|mlp] [--rounds 4000] [--turn 1] [--baseline DIR/python]
   bench/hooks_overhead.py --processes [--rounds 5] [--steps 400] [--baseline DIR/python]
 """
 import argparse
@@ -111,12 +115,14 @@ if mode == "steps":
 
 from stepscope import _torch_hooks as hooks
 if mode == "alternate":
-    # Installed once; every Hook turned on and off step by step. With a baseline (argv[5]:
-    # a directory holding another checkout's hook package as `stepscope_base`), its hooks
-    # are installed beside these and each step runs one setting: none, these, the baseline's.
+    # Installed once; every Hook turned on and off turn by turn (argv[5] steps a turn).
+    # With a baseline (argv[6]: a directory holding another checkout's hook package as
+    # `stepscope_base`), its hooks are installed beside these and each turn runs one
+    # setting: none, these, the baseline's.
     packages = {"hooks": hooks}
-    if len(sys.argv) > 5:
-        sys.path.insert(0, sys.argv[5])
+    turn = int(sys.argv[5])
+    if len(sys.argv) > 6:
+        sys.path.insert(0, sys.argv[6])
         from stepscope_base import _torch_hooks as base_hooks
         packages["baseline"] = base_hooks
     switches = {name: [h for h in vars(m).values() if isinstance(h, m.Hook)] for name, m in packages.items()}
@@ -131,7 +137,7 @@ if mode == "alternate":
             for name, hs in switches.items():
                 for h in hs:
                     h.on = name == setting
-            times[setting] += run(1)
+            times[setting].append(run(turn))
     print("RESULT " + json.dumps(times))
     sys.exit(0)
 rounds, block = int(sys.argv[4]), int(sys.argv[5])
@@ -192,37 +198,43 @@ def in_process(args, loop, hooked):
 
 
 def alternating(args, loop, hooked, tmp):
-    """Steps with the hooks on and off in turn: the machine's drifts, which move a block
-    of steps by more than the hooks cost on this VM, hit both settings alike. With
-    --baseline, another checkout's hooks are a third setting of the same steps."""
+    """Turns of steps with the hooks on and off in turn: the machine's drifts, which move
+    a block of steps by more than the hooks cost on this VM, hit both settings alike. With
+    --baseline, another checkout's hooks are a third setting of the same rounds."""
     extra = [copy_as_baseline(args.baseline, tmp)] if args.baseline else []
-    times = run(loop + ["alternate", str(args.rounds)] + extra, hooked)
-    steps = {name: [1e6 * t for t in values] for name, values in times.items()}
-    bare = steps["bare"]
-    print("in one process: %d steps each way, on and off in turn (the Hooks' switches, installed"
-          " once), model %s" % (args.rounds, args.model))
+    times = run(loop + ["alternate", str(args.rounds), str(args.turn)] + extra, hooked)
+    turns = {name: [[1e6 * t for t in turn] for turn in values] for name, values in times.items()}
+    bare_median = statistics.median(flat(turns["bare"]))
+    print("in one process: %d turns of %d steps each way, on and off in turn (the Hooks' switches,"
+          " installed once), model %s" % (args.rounds, args.turn, args.model))
     print("%-8s %10s %16s" % ("setting", "median ms", "trimmed mean ms"))
-    for name, values in steps.items():
-        print("%-8s %10.4f %16.4f" % (name, statistics.median(values) / 1e3, trimmed_mean(values) / 1e3))
-    for name in [n for n in steps if n != "bare"]:
+    for name, values in turns.items():
+        print("%-8s %10.4f %16.4f" % (name, statistics.median(flat(values)) / 1e3, trimmed_mean(flat(values)) / 1e3))
+    for name in [n for n in turns if n != "bare"]:
         for stat in (statistics.median, trimmed_mean):
             owner = name + ("'" if name.endswith("s") else "'s")
-            print_cost("%s cost per step, %s:" % (owner, stat.__name__), bare, steps[name], stat,
-                       statistics.median(bare))
-    if "baseline" in steps:
+            print_cost("%s cost per step, %s:" % (owner, stat.__name__), turns["bare"], turns[name], stat,
+                       bare_median)
+    if "baseline" in turns:
         for stat in (statistics.median, trimmed_mean):
-            print_cost("hooks - baseline, %s:" % stat.__name__, steps["baseline"], steps["hooks"], stat,
-                       statistics.median(bare))
+            print_cost("hooks - baseline, %s:" % stat.__name__, turns["baseline"], turns["hooks"], stat,
+                       bare_median)
+
+
+def flat(turns):
+    return [t for turn in turns for t in turn]
 
 
 def print_cost(label, before, after, stat, bare_median):
-    cost = stat(after) - stat(before)
-    low, high = bootstrap_interval(before, after, stat)
+    """The cost of `after` over `before` (lists of turns of steps, in µs), over all steps
+    and paired by round."""
+    cost = stat(flat(after)) - stat(flat(before))
+    low, high = bootstrap_interval(flat(before), flat(after), stat)
     print("%-40s %+7.1f us (%+.2f%% of the bare median); 90%% bootstrap interval %+.1f, %+.1f us"
           % (label, cost, 100 * cost / bare_median, low, high))
-    # The steps of one round ran within milliseconds of each other: their differences
+    # The turns of one round ran within milliseconds of each other: their differences
     # leave out the drifts that move whole stretches of steps.
-    differences = [a - b for a, b in zip(after, before)]
+    differences = [stat(a) - stat(b) for a, b in zip(after, before)]
     low, high = paired_bootstrap_interval(differences, stat)
     print("%-40s %+7.1f us paired by round; 90%% bootstrap interval %+.1f, %+.1f us"
           % ("", stat(differences), low, high))
@@ -305,6 +317,11 @@ def main():
     p.add_argument("--processes", action="store_true", help="whole processes, with the sampler too")
     p.add_argument("--alternate", action="store_true",
                    help="in one process, the hooks on and off step by step (--rounds: steps each way)")
+    p.add_argument("--turn", type=int, default=1,
+                   help="steps of each setting's turn in a round (--alternate): with about 100 ms of steps, what"
+                   " the hooks do once per 100 ms (a send, the memory peaks) falls on a turn as often as on"
+                   " a stretch of steps with the hooks always on; with one step a turn it falls on the"
+                   " steps with the hooks on two or three times as often")
     p.add_argument("--steps", type=int, default=400, help="steps of each process (--processes)")
     p.add_argument("--baseline", help="another checkout's python/ directory: a fourth setting (--processes), a"
                    " third one in the same process (--alternate)")
