@@ -67,7 +67,7 @@ int run_export(const ExportOptions& options) {
         write_collapsed(run, profile, out);
         break;
       case ExportFormat::kSpeedscope:
-        write_speedscope(run, profile, out);
+        write_speedscope(run, profile, profile_options, out);
         break;
       case ExportFormat::kSvg: {
         FlamegraphOptions svg;

@@ -78,9 +78,13 @@ void append_profile_head(std::string& json, const Run& run, const ThreadProfile&
 
 // ---- sampled runs ----
 
-std::map<ThreadKey, std::vector<const Sample*>> samples_in_time_order(const Run& run) {
+// Each thread's samples of the profile (busy ones, idle ones too with --idle,
+// inside the window), in time order.
+std::map<ThreadKey, std::vector<const Sample*>> samples_in_time_order(const Run& run, const ProfileOptions& options) {
   std::map<ThreadKey, std::vector<const Sample*>> by_thread;
-  for (const Sample& sample : run.samples) by_thread[{sample.pid, sample.tid}].push_back(&sample);
+  for (const Sample& sample : run.samples) {
+    if (sample_in_profile(sample, options)) by_thread[{sample.pid, sample.tid}].push_back(&sample);
+  }
   for (auto& [key, samples] : by_thread) {
     std::stable_sort(samples.begin(), samples.end(),
                      [](const Sample* a, const Sample* b) { return a->ts_ns < b->ts_ns; });
@@ -113,31 +117,53 @@ class StackArrays {
   std::unordered_map<StackId, std::string> arrays_;
 };
 
+// A stack and how many samples in a row had it.
+struct StackRun {
+  StackId stack;
+  int64_t samples;
+};
+
+// Consecutive samples of one stack become one sample of their summed weight:
+// speedscope lays samples end to end by weight, so every view shows the same,
+// and an hour's file is several times smaller.
+std::vector<StackRun> stack_runs(const std::vector<const Sample*>& samples) {
+  std::vector<StackRun> runs;
+  for (const Sample* sample : samples) {
+    if (!runs.empty() && runs.back().stack == sample->stack) {
+      ++runs.back().samples;
+    } else {
+      runs.push_back({sample->stack, 1});
+    }
+  }
+  return runs;
+}
+
 void append_sampled_profile(JsonOut& out, const Run& run, const ThreadProfile& thread,
                             const std::vector<const Sample*>& samples, int64_t run_start_ns,
                             int64_t period_ns, StackArrays& stack_arrays) {
   int64_t start_ns = samples.front()->ts_ns - run_start_ns;
   int64_t end_ns = start_ns + period_ns * static_cast<int64_t>(samples.size());
   append_profile_head(out.text(), run, thread, "sampled", start_ns, end_ns);
+  const std::vector<StackRun> runs = stack_runs(samples);
   out.text() += "\"samples\":[";
-  for (size_t i = 0; i < samples.size(); ++i) {
+  for (size_t i = 0; i < runs.size(); ++i) {
     if (i != 0) out.text() += ',';
-    out.text() += stack_arrays.get(samples[i]->stack);
+    out.text() += stack_arrays.get(runs[i].stack);
     out.flush_if_large();
   }
   out.text() += "],\"weights\":[";
-  for (size_t i = 0; i < samples.size(); ++i) {
+  for (size_t i = 0; i < runs.size(); ++i) {
     if (i != 0) out.text() += ',';
-    append(out.text(), "{}", period_ns);
+    append(out.text(), "{}", period_ns * runs[i].samples);
     out.flush_if_large();
   }
   out.text() += "]}";
 }
 
-void append_sampled_profiles(JsonOut& out, const Run& run, const Profile& profile) {
+void append_sampled_profiles(JsonOut& out, const Run& run, const Profile& profile, const ProfileOptions& options) {
   // build_profile has already refused sampled runs without a valid period.
   const int64_t period_ns = run.sample_period_ns().value_or(1);
-  auto by_thread = samples_in_time_order(run);
+  auto by_thread = samples_in_time_order(run, options);
   int64_t run_start_ns = run.samples.front().ts_ns;
   for (const Sample& sample : run.samples) run_start_ns = std::min(run_start_ns, sample.ts_ns);
   StackArrays stack_arrays(profile.stacks());
@@ -243,7 +269,7 @@ std::string file_name(const Run& run) {
 
 }  // namespace
 
-void write_speedscope(const Run& run, const Profile& profile, std::ostream& out) {
+void write_speedscope(const Run& run, const Profile& profile, const ProfileOptions& options, std::ostream& out) {
   JsonOut json(out);
   json.text() +=
       "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
@@ -252,7 +278,7 @@ void write_speedscope(const Run& run, const Profile& profile, std::ostream& out)
   append(json.text(), ",\"activeProfileIndex\":{},", heaviest_thread(profile));
   append_frames(json, run, profile.frames());
   json.text() += ",\"profiles\":[";
-  if (profile.source == ProfileSource::kSamples) append_sampled_profiles(json, run, profile);
+  if (profile.source == ProfileSource::kSamples) append_sampled_profiles(json, run, profile, options);
   if (profile.source == ProfileSource::kSpans) append_evented_profiles(json, run, profile);
   json.text() += "]}\n";
   json.flush();

@@ -24,9 +24,9 @@ using simdjson::dom::element;
 using simdjson::dom::object;
 using Path = std::vector<std::string>;
 
-std::string render(const Run& run) {
+std::string render(const Run& run, const ProfileOptions& options = {}) {
   std::ostringstream out;
-  write_speedscope(run, build_profile(run), out);
+  write_speedscope(run, build_profile(run, options), options, out);
   return out.str();
 }
 
@@ -94,6 +94,7 @@ TEST(Speedscope, SampledRunGivesOneSampledProfilePerThread) {
   EXPECT_EQ(get<int64_t>(file.root()["activeProfileIndex"]), 0);
   const std::vector<std::pair<int64_t, int64_t>> threads = {{100, 100}, {100, 101}, {200, 201}};
   const std::vector<int64_t> counts = {12, 8, 5};
+  const std::vector<size_t> stack_runs = {5, 4, 2};  // consecutive samples of one stack are one
   ASSERT_EQ(file.profiles().size(), 3u);
   size_t i = 0;
   for (element profile : file.profiles()) {
@@ -103,7 +104,7 @@ TEST(Speedscope, SampledRunGivesOneSampledProfilePerThread) {
               profile_name(run, threads[i].first, threads[i].second));
     array samples = get<array>(profile["samples"]);
     array weights = get<array>(profile["weights"]);
-    ASSERT_EQ(samples.size(), static_cast<size_t>(counts[i]));
+    ASSERT_EQ(samples.size(), stack_runs[i]);
     ASSERT_EQ(weights.size(), samples.size());
     int64_t weight_sum = 0;
     for (element weight : weights) weight_sum += get<int64_t>(weight);
@@ -128,14 +129,55 @@ TEST(Speedscope, SamplesAreInTimeOrderRelativeToTheFirstSample) {
   element profile = file.profiles().at(1).value();
   EXPECT_EQ(get<int64_t>(profile["startValue"]), 1000 * fixtures::kSamplePeriodNs);
   EXPECT_EQ(get<int64_t>(file.profiles().at(0).value()["startValue"]), 0);
+  // Each sample stands for weight / period samples of its stack in a row.
   size_t i = 0;
+  array weights = get<array>(profile["weights"]);
+  auto weight = weights.begin();
   for (element sample : get<array>(profile["samples"])) {
     Path names;
     for (element frame : get<array>(sample)) names.push_back(file.frame_name(get<int64_t>(frame)));
-    EXPECT_EQ(names, stack_names(run, run.frames, run.stacks, expected.at(i)->stack)) << i;
-    ++i;
+    for (int64_t n = get<int64_t>(*weight) / fixtures::kSamplePeriodNs; n > 0; --n, ++i) {
+      EXPECT_EQ(names, stack_names(run, run.frames, run.stacks, expected.at(i)->stack)) << i;
+    }
+    ++weight;
   }
   EXPECT_EQ(i, expected.size());
+}
+
+// The samples of the profile, as the other exports: idle ones only when asked
+// for, and only those inside the window.
+TEST(Speedscope, SampledProfilesHoldTheProfilesSamples) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = std::to_string(fixtures::kSamplePeriodNs);
+  run.add_process(100, "python train.py");
+  run.add_thread(100, 100, "MainThread");
+  FrameId work = run.intern_frame("work", "train.py", 1);
+  FrameId wait = run.intern_frame("wait", "train.py", 2);
+  int64_t ts = 1'000'000'000;
+  fixtures::add_samples(run, 100, 100, {work}, 3, ts);
+  const int64_t idle_from = ts;
+  fixtures::add_samples(run, 100, 100, {wait}, 4, ts);
+  for (Sample& s : run.samples) {
+    if (s.ts_ns >= idle_from) s.state = ThreadState::kIdle;
+  }
+  fixtures::add_samples(run, 100, 100, {work}, 2, ts);
+  auto weights_of = [&](const ProfileOptions& options) {
+    SpeedscopeFile file(render(run, options));
+    std::vector<int64_t> weights;
+    for (element w : get<array>(file.profiles().at(0).value()["weights"])) {
+      weights.push_back(get<int64_t>(w) / fixtures::kSamplePeriodNs);
+    }
+    return weights;
+  };
+  // Busy only: the two runs of `work` meet, and are one sample.
+  EXPECT_EQ(weights_of({}), (std::vector<int64_t>{5}));
+  ProfileOptions idle;
+  idle.include_idle = true;
+  EXPECT_EQ(weights_of(idle), (std::vector<int64_t>{3, 4, 2}));
+  ProfileOptions window = idle;
+  window.from_ns = 1'000'000'000 + 2 * fixtures::kSamplePeriodNs;
+  window.to_ns = 1'000'000'000 + 5 * fixtures::kSamplePeriodNs;
+  EXPECT_EQ(weights_of(window), (std::vector<int64_t>{1, 2}));
 }
 
 TEST(Speedscope, HostileNamesStayInertText) {
