@@ -6,13 +6,17 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyses/recent_answers.hpp"
+
 namespace stepscope {
 
 namespace {
 
 // Intervals that may overlap (several threads of a process), answering
-// "does any of them cover ts" in O(log n): sorted by start, with the running
-// maximum of their ends.
+// "does any of them cover ts": sorted by start, with the running maximum of
+// their ends. A run's samples come in time order, so each answer walks on
+// from the last one (a few steps, then a search of the rest); a time before
+// the last one searches from the start.
 class IntervalSet {
  public:
   void add(int64_t start, int64_t end) {
@@ -24,15 +28,32 @@ class IntervalSet {
     int64_t running = INT64_MIN;
     for (size_t i = 0; i < intervals_.size(); ++i) max_end_[i] = running = std::max(running, intervals_[i].second);
   }
-  bool covers(int64_t ts) const {
-    auto after = std::upper_bound(intervals_.begin(), intervals_.end(), std::pair{ts, INT64_MAX});
-    if (after == intervals_.begin()) return false;
-    return max_end_[static_cast<size_t>(after - intervals_.begin()) - 1] > ts;
+  bool covers(int64_t ts) {
+    const size_t after = first_starting_after(ts);
+    return after > 0 && max_end_[after - 1] > ts;
   }
 
  private:
+  static constexpr size_t kWalkSteps = 4;
+
+  size_t first_starting_after(int64_t ts) {
+    size_t at = ts >= last_ts_ ? last_after_ : 0;
+    const size_t walk_end = std::min(at + kWalkSteps, intervals_.size());
+    while (at < walk_end && intervals_[at].first <= ts) ++at;
+    if (at == walk_end && at < intervals_.size()) {
+      at = static_cast<size_t>(std::upper_bound(intervals_.begin() + static_cast<std::ptrdiff_t>(at),
+                                                intervals_.end(), std::pair{ts, INT64_MAX}) -
+                               intervals_.begin());
+    }
+    last_ts_ = ts;
+    last_after_ = at;
+    return at;
+  }
+
   std::vector<std::pair<int64_t, int64_t>> intervals_;
   std::vector<int64_t> max_end_;
+  int64_t last_ts_ = INT64_MIN;  // the last time asked about, and the first interval starting after it
+  size_t last_after_ = 0;
 };
 
 std::optional<FlamePhase> phase_of(SpanKind kind) {
@@ -59,19 +80,23 @@ class ProcessPhases {
   }
   bool empty() const { return by_pid_.empty(); }
 
-  FlamePhase at(int64_t pid, int64_t ts) const {
-    auto found = by_pid_.find(pid);
-    if (found == by_pid_.end()) return FlamePhase::kOutside;
-    const auto& sets = found->second;
+  FlamePhase at(int64_t pid, int64_t ts) {
+    Sets* sets = recent_sets_.get(pid, [this](int64_t p) {
+      auto found = by_pid_.find(p);
+      return found == by_pid_.end() ? nullptr : &found->second;
+    });
+    if (!sets) return FlamePhase::kOutside;
     // Named phases first, then the step that holds them.
     for (size_t p = 0; p <= static_cast<size_t>(FlamePhase::kOther); ++p) {
-      if (sets[p].covers(ts)) return static_cast<FlamePhase>(p);
+      if ((*sets)[p].covers(ts)) return static_cast<FlamePhase>(p);
     }
     return FlamePhase::kOutside;
   }
 
  private:
-  std::map<int64_t, std::array<IntervalSet, kFlamePhaseCount>> by_pid_;
+  using Sets = std::array<IntervalSet, kFlamePhaseCount>;
+  std::map<int64_t, Sets> by_pid_;
+  RecentAnswers<int64_t, Sets*> recent_sets_;
 };
 
 // Builds one process's tree node by node; parents always precede children.
@@ -143,20 +168,35 @@ struct SampleKey {
   StackId stack;
   FlamePhase phase;
   auto operator<=>(const SampleKey&) const = default;
+  bool operator==(const SampleKey&) const = default;
 };
+
+struct SampleKeyHash {
+  size_t operator()(const SampleKey& k) const {
+    return std::hash<int64_t>{}(k.pid * 31 + k.tid) ^ std::hash<uint64_t>{}(uint64_t{k.stack} << 8 | static_cast<uint64_t>(k.phase));
+  }
+};
+
+// The counts in key order, the order the trees' nodes are made in.
+std::vector<std::pair<SampleKey, int64_t>> sample_counts(const Run& run, ProcessPhases& phases,
+                                                         const FlameTreeOptions& options) {
+  std::unordered_map<SampleKey, int64_t, SampleKeyHash> counts;
+  for (const Sample& s : run.samples) {
+    if (!sample_in_profile(s, {.include_idle = options.include_idle})) continue;
+    ++counts[SampleKey{s.pid, s.tid, s.stack, phases.at(s.pid, s.ts_ns)}];
+  }
+  std::vector<std::pair<SampleKey, int64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return sorted;
+}
 
 std::map<int64_t, ProcessTreeBuilder> trees_from_samples(const Run& run, const Profile& profile,
                                                          const FlameTreeOptions& options, bool& has_phases) {
   ProcessPhases phases(run);
   has_phases = !phases.empty();
   int64_t period = run.sample_period_ns().value_or(0);
-  std::map<SampleKey, int64_t> counts;
-  for (const Sample& s : run.samples) {
-    if (!sample_in_profile(s, {.include_idle = options.include_idle})) continue;
-    ++counts[SampleKey{s.pid, s.tid, s.stack, phases.at(s.pid, s.ts_ns)}];
-  }
   std::map<int64_t, ProcessTreeBuilder> builders;
-  for (const auto& [key, count] : counts) {
+  for (const auto& [key, count] : sample_counts(run, phases, options)) {
     auto& builder = builders.try_emplace(key.pid, key.pid).first->second;
     builder.add(key.tid, profile.stacks().frames(key.stack), key.phase, count * period);
   }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "run_fixtures.hpp"
 
 namespace stepscope {
@@ -72,6 +75,62 @@ TEST(FlameTree, SplitsEachNodeByThePhaseOfItsProcess) {
   ASSERT_NE(b1, nullptr);
   EXPECT_EQ(b1->total_ns[kForward], p);
   EXPECT_EQ(b1->total_ns[kOther], 0);
+}
+
+// Many phases on two threads, overlapping across them, and samples at every
+// time: the process's phase totals are those of a direct look at the spans,
+// whether the samples come in time order (each answer walks on from the
+// last), backwards (each searches from the start), or shuffled.
+TEST(FlameTree, PhasesAreFoundInAnySampleOrder) {
+  stepscope::Run run;
+  run.metadata["sample_period_ns"] = std::to_string(kSamplePeriodNs);
+  run.add_process(1, "python");
+  const int64_t p = kSamplePeriodNs;
+  std::mt19937 random(7);
+  const SpanKind kinds[] = {SpanKind::kDataWait, SpanKind::kForward, SpanKind::kBackward, SpanKind::kOptimizer};
+  for (int64_t tid : {1, 2}) {
+    int64_t at = tid * 3 * p;
+    for (int step = 0; step < 60; ++step) {
+      const int64_t step_start = at;
+      for (SpanKind kind : kinds) {
+        const int64_t length = static_cast<int64_t>(1 + random() % 5) * p;
+        run.spans.push_back({at, at + length, 1, tid, kind, run.strings.intern("phase")});
+        at += length + static_cast<int64_t>(random() % 3) * p;  // gaps: the step's other time
+      }
+      run.spans.push_back({step_start, at, 1, tid, SpanKind::kStep, run.strings.intern("step")});
+      at += static_cast<int64_t>(random() % 4) * p;  // between steps: outside
+    }
+  }
+  StackId stack = run.stacks.intern({run.intern_frame("a", "f.py", 1)});
+  for (int64_t ts = 0; ts < 1200 * p; ts += p / 2) {
+    run.samples.push_back({ts, 1, static_cast<int32_t>(1 + ts / (p / 2) % 2), stack, ThreadState::kRunning});
+  }
+  const std::pair<SpanKind, FlamePhase> order[] = {  // named phases first, then a step, as the tree
+      {SpanKind::kDataWait, FlamePhase::kDataWait}, {SpanKind::kForward, FlamePhase::kForward},
+      {SpanKind::kBackward, FlamePhase::kBackward}, {SpanKind::kOptimizer, FlamePhase::kOptimizer},
+      {SpanKind::kStep, FlamePhase::kOther}};
+  auto direct = [&](int64_t ts) {
+    for (auto [kind, phase] : order) {
+      for (const Span& span : run.spans) {
+        if (span.kind == kind && span.start_ns <= ts && ts < span.end_ns) return phase;
+      }
+    }
+    return FlamePhase::kOutside;
+  };
+  std::array<int64_t, kFlamePhaseCount> want{};
+  for (const Sample& s : run.samples) want[static_cast<size_t>(direct(s.ts_ns))] += p;
+  ASSERT_GT(want[kForward], 0);
+  ASSERT_GT(want[kOther], 0);
+  ASSERT_GT(want[kOutside], 0);
+  auto totals = [&] {
+    FlameTree tree = build_flame_tree(run, build_profile(run), {.include_idle = false, .min_fraction = 0});
+    return tree.processes.at(0).nodes[0].total_ns;
+  };
+  EXPECT_EQ(totals(), want);
+  std::reverse(run.samples.begin(), run.samples.end());
+  EXPECT_EQ(totals(), want);
+  std::shuffle(run.samples.begin(), run.samples.end(), random);
+  EXPECT_EQ(totals(), want);
 }
 
 TEST(FlameTree, DropsNodesLighterThanTheThreshold) {
