@@ -7,54 +7,11 @@
 #include <utility>
 
 #include "analyses/recent_answers.hpp"
+#include "analyses/spans/intervals.hpp"
 
 namespace stepscope {
 
 namespace {
-
-// Intervals that may overlap (several threads of a process), answering
-// "does any of them cover ts": sorted by start, with the running maximum of
-// their ends. A run's samples come in time order, so each answer walks on
-// from the last one (a few steps, then a search of the rest); a time before
-// the last one searches from the start.
-class IntervalSet {
- public:
-  void add(int64_t start, int64_t end) {
-    if (end > start) intervals_.emplace_back(start, end);
-  }
-  void finish() {
-    std::sort(intervals_.begin(), intervals_.end());
-    max_end_.resize(intervals_.size());
-    int64_t running = INT64_MIN;
-    for (size_t i = 0; i < intervals_.size(); ++i) max_end_[i] = running = std::max(running, intervals_[i].second);
-  }
-  bool covers(int64_t ts) {
-    const size_t after = first_starting_after(ts);
-    return after > 0 && max_end_[after - 1] > ts;
-  }
-
- private:
-  static constexpr size_t kWalkSteps = 4;
-
-  size_t first_starting_after(int64_t ts) {
-    size_t at = ts >= last_ts_ ? last_after_ : 0;
-    const size_t walk_end = std::min(at + kWalkSteps, intervals_.size());
-    while (at < walk_end && intervals_[at].first <= ts) ++at;
-    if (at == walk_end && at < intervals_.size()) {
-      at = static_cast<size_t>(std::upper_bound(intervals_.begin() + static_cast<std::ptrdiff_t>(at),
-                                                intervals_.end(), std::pair{ts, INT64_MAX}) -
-                               intervals_.begin());
-    }
-    last_ts_ = ts;
-    last_after_ = at;
-    return at;
-  }
-
-  std::vector<std::pair<int64_t, int64_t>> intervals_;
-  std::vector<int64_t> max_end_;
-  int64_t last_ts_ = INT64_MIN;  // the last time asked about, and the first interval starting after it
-  size_t last_after_ = 0;
-};
 
 std::optional<FlamePhase> phase_of(SpanKind kind) {
   switch (kind) {
@@ -67,36 +24,43 @@ std::optional<FlamePhase> phase_of(SpanKind kind) {
   }
 }
 
-// The phase spans of each process: index by FlamePhase, kOther holding steps.
+// The time of each phase in each process (the union over its threads), index
+// by FlamePhase, kOther holding steps. A run's samples come in time order, so
+// each process's finders walk on from their last answer (CoverFinder).
 class ProcessPhases {
  public:
   explicit ProcessPhases(const Run& run) {
     for (const Span& s : run.spans) {
-      if (auto phase = phase_of(s.kind)) by_pid_[s.pid][static_cast<size_t>(*phase)].add(s.start_ns, s.end_ns);
+      if (auto phase = phase_of(s.kind)) covered_[s.pid][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
     }
-    for (auto& [pid, sets] : by_pid_) {
-      for (IntervalSet& set : sets) set.finish();
+    for (auto& [pid, phases] : covered_) {
+      std::vector<CoverFinder>& finders = finders_[pid];
+      for (Intervals& time : phases) {
+        std::erase_if(time, [](const Interval& i) { return i.end_ns <= i.start_ns; });
+        time = merge_unsorted(std::move(time));
+        finders.emplace_back(time);  // covered_'s lists stay where they are from here on
+      }
     }
   }
-  bool empty() const { return by_pid_.empty(); }
+  bool empty() const { return covered_.empty(); }
 
   FlamePhase at(int64_t pid, int64_t ts) {
-    Sets* sets = recent_sets_.get(pid, [this](int64_t p) {
-      auto found = by_pid_.find(p);
-      return found == by_pid_.end() ? nullptr : &found->second;
+    std::vector<CoverFinder>* finders = recent_finders_.get(pid, [this](int64_t p) {
+      auto found = finders_.find(p);
+      return found == finders_.end() ? nullptr : &found->second;
     });
-    if (!sets) return FlamePhase::kOutside;
+    if (!finders) return FlamePhase::kOutside;
     // Named phases first, then the step that holds them.
     for (size_t p = 0; p <= static_cast<size_t>(FlamePhase::kOther); ++p) {
-      if ((*sets)[p].covers(ts)) return static_cast<FlamePhase>(p);
+      if ((*finders)[p].covers(ts)) return static_cast<FlamePhase>(p);
     }
     return FlamePhase::kOutside;
   }
 
  private:
-  using Sets = std::array<IntervalSet, kFlamePhaseCount>;
-  std::map<int64_t, Sets> by_pid_;
-  RecentAnswers<int64_t, Sets*> recent_sets_;
+  std::map<int64_t, std::array<Intervals, kFlamePhaseCount>> covered_;
+  std::map<int64_t, std::vector<CoverFinder>> finders_;  // one per list of covered_
+  RecentAnswers<int64_t, std::vector<CoverFinder>*> recent_finders_;
 };
 
 // Builds one process's tree node by node; parents always precede children.
