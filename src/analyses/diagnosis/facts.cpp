@@ -4,7 +4,6 @@
 #include <charconv>
 #include <initializer_list>
 #include <map>
-#include <stdexcept>
 #include <set>
 #include <unordered_set>
 #include <utility>
@@ -12,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/counter_values_by_track.hpp"
 #include "analyses/device/activity.hpp"
 #include "analyses/device/properties.hpp"
 #include "analyses/recent_answers.hpp"
@@ -29,33 +29,19 @@ bool is_number(std::string_view text) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
-// Counter values grouped by track, read once: each track's values as indices
-// into the run's list, all tracks' in one array (an hour of eight ranks has
-// 12 million values: 47 MB so, where a list of pointers per track took 95).
+// Counter values grouped by track, read once, with their tracks' names.
 class Counters {
  public:
-  explicit Counters(const Run& run) : run_(run), starts_(run.counter_tracks.size() + 1, 0) {
-    const std::vector<CounterValue>& all = run.counter_values;
-    if (all.size() > UINT32_MAX) throw std::length_error("more counter values than the diagnosis can index");
-    for (const CounterValue& v : all) {
-      if (v.track < tracks()) ++starts_[v.track + 1];
-    }
-    for (size_t t = 0; t < tracks(); ++t) starts_[t + 1] += starts_[t];
-    indices_.resize(starts_.back());
-    std::vector<uint32_t> next(starts_.begin(), starts_.end() - 1);
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].track < tracks()) indices_[next[all[i].track]++] = static_cast<uint32_t>(i);
-    }
-  }
+  explicit Counters(const Run& run) : run_(run), by_track_(run) {}
 
   const std::string& name(CounterTrackId track) const { return run_.strings.get(run_.counter_tracks[track].name); }
   int64_t pid(CounterTrackId track) const { return run_.counter_tracks[track].pid; }
-  size_t tracks() const { return starts_.size() - 1; }
-  size_t count(CounterTrackId track) const { return starts_[track + 1] - starts_[track]; }
+  size_t tracks() const { return by_track_.tracks(); }
+  size_t count(CounterTrackId track) const { return by_track_.count(track); }
   // fn(value) for each of the track's values, in the run's order.
   template <class Fn>
   void for_each(CounterTrackId track, Fn fn) const {
-    for (size_t i = starts_[track]; i < starts_[track + 1]; ++i) fn(run_.counter_values[indices_[i]]);
+    by_track_.for_each(track, fn);
   }
 
   // The mean and max of one track inside [start, end); nullopt without values there.
@@ -74,8 +60,7 @@ class Counters {
 
  private:
   const Run& run_;
-  std::vector<size_t> starts_;     // track t's indices are indices_[starts_[t], starts_[t + 1])
-  std::vector<uint32_t> indices_;  // into run_.counter_values, grouped by track
+  CounterValuesByTrack by_track_;
 };
 
 // "cpu.3.percent" -> true; "cpu.total.percent" -> false.
