@@ -137,7 +137,8 @@ struct SampleKey {
 
 struct SampleKeyHash {
   size_t operator()(const SampleKey& k) const {
-    return std::hash<int64_t>{}(k.pid * 31 + k.tid) ^ std::hash<uint64_t>{}(uint64_t{k.stack} << 8 | static_cast<uint64_t>(k.phase));
+    const uint64_t stack_phase = uint64_t{k.stack} << 8 | static_cast<uint64_t>(k.phase);
+    return std::hash<int64_t>{}(k.pid * 31 + k.tid) ^ std::hash<uint64_t>{}(stack_phase);
   }
 };
 

@@ -61,8 +61,9 @@ std::optional<HookDatagram> decode_hook_datagram(std::string_view data);
 
 // Adds decoded datagrams to a Run: spans on (pid, tid), per-step counters
 // (step_samples, step_tokens, step_peak_rss, step_peak_device_memory, each at
-// the step's end; late peaks at the end of the step they belong to), process facts as metadata `hooks.PID.KEY`, and the totals
-// of bad and dropped records as metadata.
+// the step's end; late peaks at the end of the step they belong to), process
+// facts as metadata `hooks.PID.KEY`, and the totals of bad and dropped
+// records as metadata.
 class HookRunBuilder {
  public:
   void add(Run& run, const HookDatagram& datagram);
