@@ -31,7 +31,9 @@ class ProcessPhases {
  public:
   explicit ProcessPhases(const Run& run) {
     for (const Span& s : run.spans) {
-      if (auto phase = phase_of(s.kind)) covered_[s.pid][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
+      if (auto phase = phase_of(s.kind)) {
+        covered_[s.pid][static_cast<size_t>(*phase)].push_back({s.start_ns, s.end_ns});
+      }
     }
     for (auto& [pid, phases] : covered_) {
       std::vector<CoverFinder>& finders = finders_[pid];
@@ -42,6 +44,9 @@ class ProcessPhases {
       }
     }
   }
+  // The finders point into covered_: a copy's would point into this one's.
+  ProcessPhases(const ProcessPhases&) = delete;
+  ProcessPhases& operator=(const ProcessPhases&) = delete;
   bool empty() const { return covered_.empty(); }
 
   FlamePhase at(int64_t pid, int64_t ts) {
