@@ -1,6 +1,5 @@
 #include "analyses/counter_series.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "analyses/counter_values_by_track.hpp"
