@@ -173,21 +173,35 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
   return out;
 }
 
-void add_rank(Report& report, RankAnalyses rank) {
+namespace {
+
+// A rank's analyses in the report, not yet compared with the others.
+void append_rank(Report& report, RankAnalyses rank) {
   report.gpu.ranks.push_back(std::move(rank.gpu));
-  report.rank_comparison = compare_ranks(report.gpu.ranks);
   report.rank_diagnoses.push_back(std::move(rank.diagnosis));
-  report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
   add_job_ranks(report.job, std::move(rank.ranks));
+}
+
+// The ranks compared and their findings merged, from all those in the report.
+void compare_and_merge(Report& report) {
+  report.rank_comparison = compare_ranks(report.gpu.ranks);
+  report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
   diagnose_stragglers(report.diagnosis, report.job);
+}
+
+}  // namespace
+
+void add_rank(Report& report, RankAnalyses rank) {
+  append_rank(report, std::move(rank));
+  compare_and_merge(report);
 }
 
 void add_rank(Report& report, const Run& run, const std::string& source) {
   add_rank(report, analyze_rank(run, source));
 }
 
-void add_ranks(Report& report, const std::vector<std::string>& sources,
-               const std::function<Run(const std::string&)>& open_rank, size_t threads) {
+std::vector<RankAnalyses> analyze_ranks(const std::vector<std::string>& sources, const OpenRank& open_rank,
+                                        size_t threads, const std::atomic<bool>* stop) {
   // Each rank side by side holds its Run in memory: a few at most, however
   // many cores, so that a job of many large traces stays within memory.
   constexpr size_t kMostRanksAtOnce = 4;
@@ -197,12 +211,23 @@ void add_ranks(Report& report, const std::vector<std::string>& sources,
   SideBySide work;
   for (size_t i = 0; i < sources.size(); ++i) {
     work.add([&, i] {
+      if (stop && stop->load(std::memory_order_relaxed)) return;
       Run run = open_rank(sources[i]);  // freed once its analyses are done
       ranks[i] = analyze_rank(run, sources[i], threads_each);
     });
   }
   work.run(side_by_side);
-  for (std::optional<RankAnalyses>& rank : ranks) add_rank(report, std::move(*rank));
+  std::vector<RankAnalyses> out;
+  if (stop && stop->load(std::memory_order_relaxed)) return out;
+  out.reserve(ranks.size());
+  for (std::optional<RankAnalyses>& rank : ranks) out.push_back(std::move(*rank));
+  return out;
+}
+
+void add_ranks(Report& report, std::vector<RankAnalyses> ranks, const OpenRank& open_rank, size_t threads) {
+  if (ranks.empty()) return;
+  for (RankAnalyses& rank : ranks) append_rank(report, std::move(rank));
+  compare_and_merge(report);
   // The rank the others wait for, when it is not its run's primary: its run read again.
   if (JobRank* waited_for = undiagnosed_waited_for(report.job)) {
     Run run = open_rank(waited_for->source);
@@ -212,6 +237,23 @@ void add_ranks(Report& report, const std::vector<std::string>& sources,
     report.diagnosis = merge_rank_diagnoses(report.rank_diagnoses);
     diagnose_stragglers(report.diagnosis, report.job);
   }
+}
+
+BackgroundRanks::BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t threads)
+    : sources_(std::move(sources)), open_rank_(std::move(open_rank)) {
+  if (sources_.empty()) return;
+  analyses_ = std::async(std::launch::async, [this, threads] { return analyze_ranks(sources_, open_rank_, threads, &stop_); });
+}
+
+BackgroundRanks::~BackgroundRanks() {
+  stop_ = true;
+  if (analyses_.valid()) analyses_.wait();
+}
+
+std::vector<RankAnalyses> BackgroundRanks::take() { return analyses_.valid() ? analyses_.get() : std::vector<RankAnalyses>{}; }
+
+void add_ranks(Report& report, const std::vector<std::string>& sources, const OpenRank& open_rank, size_t threads) {
+  add_ranks(report, analyze_ranks(sources, open_rank, threads), open_rank, threads);
 }
 
 }  // namespace stepscope

@@ -3,7 +3,9 @@
 // diagnosis) add their results here.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -67,13 +69,48 @@ RankAnalyses analyze_rank(const Run& run, const std::string& source, size_t thre
 void add_rank(Report& report, RankAnalyses rank);
 void add_rank(Report& report, const Run& run, const std::string& source);
 
+using OpenRank = std::function<Run(const std::string&)>;
+
 // Opens and analyzes the other ranks (`sources`, in order) side by side,
-// each on its own thread while `threads` allow (4 at most), and adds them in
-// input order. At most that many of their Runs are in memory at once. An error
-// opening one is the first failing source's, as one after another would give.
-// Then the rank the others wait for, when it is not its run's primary, gets
-// its own findings: its run (the report's first included) is opened again.
-void add_ranks(Report& report, const std::vector<std::string>& sources,
-               const std::function<Run(const std::string&)>& open_rank, size_t threads = analysis_threads());
+// each on its own thread while `threads` allow (4 at most); returns their
+// analyses in input order. At most that many of their Runs are in memory at
+// once. An error opening one is the first failing source's, as one after
+// another would give. Once `stop` is set (by a caller whose own work
+// failed), the sources not yet opened are skipped and nothing is returned.
+std::vector<RankAnalyses> analyze_ranks(const std::vector<std::string>& sources, const OpenRank& open_rank,
+                                        size_t threads = analysis_threads(),
+                                        const std::atomic<bool>* stop = nullptr);
+
+// Adds the other ranks' analyses in order, then compares the ranks and merges
+// their findings once, as add_rank one at a time would leave them. Then the
+// rank the others wait for, when it is not its run's primary, gets its own
+// findings: its run (the report's first included) is opened again.
+void add_ranks(Report& report, std::vector<RankAnalyses> ranks, const OpenRank& open_rank,
+               size_t threads = analysis_threads());
+// The other ranks of a job analyzed (analyze_ranks) on a thread of their own
+// while the caller builds the first rank's report: reading the first run
+// takes one core, and a job's time is then its CPU's over every core.
+// Destroyed untaken (the caller's own work failed), it skips the sources not
+// yet opened and waits for those being read.
+class BackgroundRanks {
+ public:
+  BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t threads = analysis_threads());
+  ~BackgroundRanks();
+  BackgroundRanks(const BackgroundRanks&) = delete;
+  BackgroundRanks& operator=(const BackgroundRanks&) = delete;
+
+  // Waits for them; rethrows the first failing source's error.
+  std::vector<RankAnalyses> take();
+
+ private:
+  std::vector<std::string> sources_;
+  OpenRank open_rank_;
+  std::atomic<bool> stop_ = false;
+  std::future<std::vector<RankAnalyses>> analyses_;
+};
+
+// Both: the other ranks analyzed, then added.
+void add_ranks(Report& report, const std::vector<std::string>& sources, const OpenRank& open_rank,
+               size_t threads = analysis_threads());
 
 }  // namespace stepscope

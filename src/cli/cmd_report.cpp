@@ -78,14 +78,15 @@ int run_report(const ReportOptions& options) {
   // the time on large traces), except under --strict, which refuses the
   // traces that `import --strict` refuses, flows that bind to nothing included.
   const ChromeTraceOptions trace_options{.strict = options.strict, .flows = options.strict};
-  Run run = open_run_or_trace(inputs.front(), trace_options, options.window);
+  OpenRank open_rank = [&](const std::string& path) { return open_run_or_trace(path, trace_options, options.window); };
+  // Other ranks side by side, while the first is read: only their device
+  // figures and findings stay in memory.
+  BackgroundRanks other_ranks({inputs.begin() + 1, inputs.end()}, open_rank);
+  Run run = open_rank(inputs.front());
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},
                                {.group_by_input_shapes = options.ops_by_shapes});
-  // Other ranks side by side: only their device figures and findings stay in memory.
-  std::vector<std::string> other_ranks(inputs.begin() + 1, inputs.end());
-  add_ranks(report, other_ranks,
-            [&](const std::string& path) { return open_run_or_trace(path, trace_options, options.window); });
+  add_ranks(report, other_ranks.take(), open_rank);
   if (!options.html.empty()) {
     write_html(run, report, options, include_idle);
     // The page is the output asked for; text or JSON too only when asked.

@@ -128,6 +128,7 @@ std::vector<std::exception_ptr> side_by_side(const std::vector<std::function<voi
 class RunFileReader::Reader {
  public:
   explicit Reader(const std::string& path) : db_(open(path)), file_bytes_(size_of(path)) {
+    db_.exec("PRAGMA mmap_size=1073741824");
     check_identity();
     if (schema_version_ >= 3) trimmed_before_ = read_trimmed_before();
   }

@@ -107,7 +107,39 @@ TEST(SideBySide, ReportIsTheSameOnOneThreadAndOnMany) {
       EXPECT_EQ(report_json(one_by_one), expected);
     }
     EXPECT_EQ(json, expected) << threads << " threads";
+    // The other ranks analyzed while the first is (`report`'s way): the same report.
+    BackgroundRanks background(others, open, threads);
+    stepscope::Report overlapped = build_report(first, ranks.front(), {}, {}, threads);
+    add_ranks(overlapped, background.take(), open, threads);
+    EXPECT_EQ(report_json(overlapped), expected) << threads << " threads, in the background";
   }
+}
+
+// The caller's own work failed while the other ranks were read: those not
+// yet opened are not, and nothing is returned.
+TEST(SideBySide, OtherRanksStopOnceTheCallerSaysSo) {
+  std::atomic<bool> stop = false;
+  std::vector<std::string> opened;
+  auto open = [&](const std::string& path) {
+    opened.push_back(path);
+    stop = true;
+    return stepscope::Run{};
+  };
+  EXPECT_TRUE(analyze_ranks({"r1.db", "r2.db", "r3.db"}, open, 1, &stop).empty());
+  EXPECT_EQ(opened, std::vector<std::string>{"r1.db"});
+}
+
+TEST(SideBySide, OtherRanksLeftUntakenAreWaitedFor) {
+  std::atomic<int> opened = 0;
+  {
+    BackgroundRanks background({"r1.db", "r2.db"}, [&](const std::string&) {
+      opened++;
+      return stepscope::Run{};
+    });
+  }  // as when the first rank's report fails: no error, and no thread left behind
+  EXPECT_LE(opened.load(), 2);
+  BackgroundRanks none({}, [](const std::string&) -> stepscope::Run { throw InputError("never opened"); });
+  EXPECT_TRUE(none.take().empty());
 }
 
 TEST(SideBySide, AnErrorOpeningRanksIsTheFirstFailingRanks) {
