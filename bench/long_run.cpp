@@ -113,10 +113,12 @@ int make_long_run(const std::string& source_path, const std::string& out_path, i
   for (int64_t k = 0; k < repetitions; ++k) {
     append_repetition(source, ranks, k * length, out);
     writer.commit(out);
+    writer.release_written(out);  // as a recorder does: a day's samples would not fit in memory
   }
   std::printf("%s: %d ranks, %lld repetitions of %.1f s, %zu samples, %zu spans, %zu counter values\n",
               out_path.c_str(), ranks, static_cast<long long>(repetitions), static_cast<double>(length) / 1e9,
-              out.samples.size(), out.spans.size(), out.counter_values.size());
+              out.samples_dropped + out.samples.size(), out.spans.size(),
+              out.counter_values_dropped + out.counter_values.size());
   return 0;
 }
 

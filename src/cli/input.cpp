@@ -10,8 +10,10 @@
 
 #include "analyses/window.hpp"
 #include "importers/chrome_trace.hpp"
+#include "collectors/sysmon/memory_headroom.hpp"
 #include "run/run_file.hpp"
 #include "run/trimmed_run.hpp"
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
 
 namespace stepscope::cli {
@@ -49,18 +51,75 @@ void apply_window_of(Run& run, const std::string& path, const std::string& windo
 
 // A window of seconds reads only that part of a run file; a window of steps
 // (or one to be refused, with the run's steps in the message) the whole.
+// "40 s", "25 min", "3.5 h".
+std::string describe_seconds(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+// What a command takes in memory beside a run's rows: SQLite's page cache,
+// the report being written, the program itself.
+constexpr uint64_t kBytesBesideRows = 16 << 20;
+
+// The memory a command takes for a run's rows: the rows themselves, and
+// about a quarter more for the analyses' indexes (1.25x on the report of an
+// hour of eight ranks, bench/README.md, "A day refused").
+uint64_t memory_needed(const RunFileReader::RowCounts& rows) {
+  return rows.bytes_in_memory() / 4 * 5 + kBytesBesideRows;
+}
+
+// The last part of a run that fits in `headroom` with a fifth to spare, in
+// whole minutes; none when not even a minute does.
+std::optional<int64_t> seconds_that_fit(const RunFileReader::RowCounts& rows, const std::optional<TimeRange>& extent,
+                                        uint64_t headroom) {
+  if (!extent || extent->to_ns <= extent->from_ns || headroom <= kBytesBesideRows) return std::nullopt;
+  double share = 0.8 * static_cast<double>(headroom - kBytesBesideRows) /
+                 static_cast<double>(memory_needed(rows) - kBytesBesideRows);
+  auto seconds = static_cast<int64_t>(share * static_cast<double>(extent->to_ns - extent->from_ns) / 1e9);
+  if (seconds < 60) return std::nullopt;
+  return seconds / 60 * 60;
+}
+
+// A run (or its window) is read into memory whole: refused before reading
+// when it would take more than this process can still have, rather than
+// ended by std::bad_alloc, or by the OOM killer (which may pick the training
+// job instead) minutes in.
+void check_fits_in_memory(RunFileReader& file, const std::string& path, const std::optional<TimeRange>& window) {
+  std::optional<MemoryHeadroom> headroom = least_headroom(read_memory_bounds());
+  if (!headroom) return;
+  RunFileReader::RowCounts rows = file.row_counts(window);
+  if (memory_needed(rows) <= headroom->bytes) return;
+  std::string what = fmt::format(
+      "{}: {} takes about {} of memory ({} samples, {} spans, {} counter values, and the analyses' indexes), "
+      "and {} leaves {}",
+      path, window ? "this window of it" : "reading it whole", describe_byte_size(memory_needed(rows)), rows.samples,
+      rows.spans, rows.counter_values, headroom->bound, describe_byte_size(headroom->bytes));
+  // Without an index on time the extent would take reading the run whole.
+  std::optional<TimeRange> extent = file.has_time_index() ? file.extent() : std::nullopt;
+  if (std::optional<int64_t> seconds = seconds_that_fit(rows, extent, headroom->bytes)) {
+    throw InputError(fmt::format("{}; read a part of it: of its {} recorded, --window -{}: (its last {}) fits", what,
+                                 describe_seconds(static_cast<double>(extent->to_ns - extent->from_ns) / 1e9),
+                                 *seconds, describe_seconds(static_cast<double>(*seconds))));
+  }
+  throw InputError(what + "; read a shorter part of it with --window, or free memory");
+}
+
 Run load_run_file(const std::string& path, const std::string& window) {
   RunFileReader file(path);
-  if (window.empty()) return file.load();
-  if (std::optional<TimeRange> extent = file.extent()) {
-    if (std::optional<TimeRange> range = resolve_seconds_window(*extent, window)) {
-      Run run = file.load(*range);
-      note_window(run, window, *range);
-      return run;
+  if (!window.empty()) {
+    if (std::optional<TimeRange> extent = file.extent()) {
+      if (std::optional<TimeRange> range = resolve_seconds_window(*extent, window)) {
+        check_fits_in_memory(file, path, range);
+        Run run = file.load(*range);
+        note_window(run, window, *range);
+        return run;
+      }
     }
   }
+  check_fits_in_memory(file, path, std::nullopt);  // a window of steps, too, reads the run whole
   Run run = file.load();
-  apply_window_of(run, path, window);
+  if (!window.empty()) apply_window_of(run, path, window);
   return run;
 }
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     // Messages quote pieces of the input (keys, names): keep them inert.
     fmt::print(stderr, "stepscope: error: {}\n", printable_utf8(e.what()));
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // Past what cli/input.cpp weighs before reading: the analyses' own
+    // memory, or an address-space limit (ulimit -v).
+    fmt::print(stderr,
+               "stepscope: error: out of memory (the machine's, or a limit: ulimit -v, ulimit -d, a cgroup's); "
+               "read a part of the run with --window\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "stepscope: internal error: {}\n", e.what());

@@ -113,6 +113,20 @@ class RunFileReader {
   Run load(TimeRange window);
   // What run_extent(load()) says, from the indexes where the file has them.
   std::optional<TimeRange> extent();
+  // Whether the file has those indexes (schema 3 on): without them, extent()
+  // and a window read the whole run.
+  bool has_time_index() const;
+
+  // How many rows of its large tables load() (or load(window)) would hold,
+  // as the file claims them, before reading any: what its blocks hold (of a
+  // window: the blocks that meet it), a table of rows (older schemas) whole.
+  // A bound for what the reading will need, not checked: the reading checks.
+  struct RowCounts {
+    uint64_t samples = 0, spans = 0, flows = 0, counter_values = 0;
+    // What those rows take in a Run's vectors.
+    uint64_t bytes_in_memory() const;
+  };
+  RowCounts row_counts(const std::optional<TimeRange>& window = std::nullopt);
 
  private:
   class Reader;

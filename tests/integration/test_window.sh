@@ -1,7 +1,8 @@
 # report, export and compare --window on a recorded training loop: a window of steps is those
 # steps exactly, as the whole run's report measured them; a window's profile holds exactly the
 # samples the run file has in it (counted with tools/run_samples.py); compare takes the same window of both
-# runs; bad windows are errors that name the run's range.
+# runs; bad windows are errors that name the run's range; a run too large for the memory at hand
+# is refused with a window that fits.
 source "$(dirname "$0")/lib.sh"
 require_venv_torch
 
@@ -66,4 +67,22 @@ for window in 9999:10000 5:2 1:x steps:0:3 steps:50:70; do
 done
 expect_status 2 "$STEPSCOPE" compare --baseline last "$WORK/run.db" --window steps:1:5
 expect_stderr_contains "a --baseline from the history is a whole run"
+# A run too large for the memory the command may have (here `ulimit -d`, as a day of eight ranks
+# against a machine's memory): refused before reading, naming the bound and a window that fits,
+# which then reads under the same limit. 30 minutes of 8 ranks made from the run above: 1.3 M
+# samples, about 230 MiB to report on whole.
+long_run="$(dirname "$STEPSCOPE")/bench/stepscope_long_run"
+[ -x "$long_run" ] || fail "no $long_run: it is built with stepscope"
+"$long_run" "$WORK/run.db" "$WORK/long.db" 8 0.5 > /dev/null || fail "$long_run"
+limit=$((64 << 20))
+expect_status 2 prlimit --data=$limit "$STEPSCOPE" report "$WORK/long.db"
+expect_stderr_contains "$WORK/long.db: reading it whole takes about"
+expect_stderr_contains "the data-segment limit (ulimit -d) leaves"
+window=$(grep -o -- '--window -[0-9]*:' "$WORK/stderr" | cut -d' ' -f2)
+[ -n "$window" ] || fail "no window suggested: $(cat "$WORK/stderr")"
+expect_status 0 prlimit --data=$limit "$STEPSCOPE" report --json "$WORK/long.db" --window "$window"
+expect_status 0 prlimit --data=$limit "$STEPSCOPE" export "$WORK/long.db" --format collapsed --window "$window"
+expect_status 2 prlimit --data=$limit "$STEPSCOPE" export "$WORK/long.db" --format collapsed
+expect_stderr_contains "reading it whole takes about"
+expect_status 0 "$STEPSCOPE" report --json "$WORK/long.db"  # without the limit, whole
 echo "1 passed, 0 failed"

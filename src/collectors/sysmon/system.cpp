@@ -28,15 +28,6 @@ std::optional<CpuTimes> parse_cpu_fields(std::span<const std::string_view> field
 }
 
 // "MemTotal:       16318412 kB" -> bytes.
-std::optional<uint64_t> meminfo_bytes(std::string_view text, std::string_view key) {
-  std::string_view fields[2];
-  const size_t count = split_fields(status_field(text, key), fields);
-  if (count == 0) return std::nullopt;
-  auto value = parse_number<uint64_t>(fields[0]);
-  if (!value) return std::nullopt;
-  bool kilobytes = count > 1 && fields[1] == "kB";
-  return kilobytes ? *value * 1024 : *value;
-}
 
 double per_second(uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0;
@@ -51,6 +42,16 @@ std::optional<T> read_parsed(KeptFile& file, Parse parse, uint64_t& unreadable) 
 }
 
 }  // namespace
+
+std::optional<uint64_t> meminfo_bytes(std::string_view text, std::string_view key) {
+  std::string_view fields[2];
+  const size_t count = split_fields(status_field(text, key), fields);
+  if (count == 0) return std::nullopt;
+  auto value = parse_number<uint64_t>(fields[0]);
+  if (!value) return std::nullopt;
+  bool kilobytes = count > 1 && fields[1] == "kB";
+  return kilobytes ? *value * 1024 : *value;
+}
 
 std::optional<CpuStat> parse_cpu_stat(std::string_view text) {
   CpuStat stat;

@@ -46,6 +46,10 @@ struct MemoryInfo {
 };
 std::optional<MemoryInfo> parse_meminfo(std::string_view text);
 
+// The "Key: N kB" field `key` of /proc/meminfo or /proc/PID/status, in bytes;
+// nullopt when absent or not a number.
+std::optional<uint64_t> meminfo_bytes(std::string_view text, std::string_view key);
+
 // One line of /proc/diskstats. Sectors are 512 bytes whatever the device's
 // own sector size (the kernel's unit for these counters).
 struct DiskCounters {

@@ -96,6 +96,31 @@ TEST_F(RunFileWindowTest, TheExtentComesFromTheIndexesAsFromTheRun) {
   EXPECT_EQ(actual->to_ns, 20'001 * kMs);
 }
 
+// What a read will hold, before it: every row of a whole read; of a window,
+// at least the rows it keeps and at most those of the blocks it decodes.
+TEST_F(RunFileWindowTest, RowCountsBoundWhatAReadHolds) {
+  stepscope::Run whole = load_run(file_);
+  RunFileReader::RowCounts all = RunFileReader(file_).row_counts();
+  EXPECT_EQ(all.samples, whole.samples.size());
+  EXPECT_EQ(all.spans, whole.spans.size());
+  EXPECT_EQ(all.flows, whole.flows.size());
+  EXPECT_EQ(all.counter_values, whole.counter_values.size());
+  EXPECT_EQ(all.bytes_in_memory(), whole.samples.size() * sizeof(Sample) + whole.spans.size() * sizeof(Span) +
+                                       whole.flows.size() * sizeof(Flow) +
+                                       whole.counter_values.size() * sizeof(CounterValue));
+  for (TimeRange window : {TimeRange{5'000 * kMs, 5'600 * kMs}, TimeRange{19'990 * kMs, 30'000 * kMs}}) {
+    RunFileReader::RowCounts counts = RunFileReader(file_).row_counts(window);
+    stepscope::Run part = RunFileReader(file_).load(window);
+    EXPECT_GE(counts.samples, part.samples.size());
+    EXPECT_LE(counts.samples, part.samples.size() + 2 * 4096) << "a block at each edge at most";
+    EXPECT_GE(counts.spans, part.spans.size());
+    EXPECT_GE(counts.counter_values, part.counter_values.size());
+    EXPECT_LT(counts.samples, all.samples);
+  }
+  RunFileReader::RowCounts none = RunFileReader(file_).row_counts(TimeRange{30'000 * kMs, 40'000 * kMs});
+  EXPECT_EQ(none.samples + none.spans + none.counter_values, 0u);
+}
+
 TEST_F(RunFileWindowTest, AnEmptyRunHasNoExtent) {
   save_run(stepscope::Run{}, file_);
   EXPECT_FALSE(RunFileReader(file_).extent());
