@@ -52,11 +52,15 @@ def record_source(path, seconds):
 
 
 def timed(args, binary=STEPSCOPE):
-    """(wall seconds, peak RSS in MiB) of one run of stepscope ARGS, output discarded."""
+    """(wall seconds, peak RSS in MiB, refused) of one run of stepscope ARGS, output discarded; refused:
+    the run did not fit in the memory at hand, and stepscope said so before reading it (docs/report.md)."""
     out = subprocess.run(["/usr/bin/time", "-f", "%e %M", binary, *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, check=True)
+                         stderr=subprocess.PIPE, text=True)
+    refused = out.returncode == 2 and "takes about" in out.stderr
+    if out.returncode != 0 and not refused:
+        raise RuntimeError(f"stepscope {' '.join(args)}: exit status {out.returncode}: {out.stderr}")
     wall, rss_kib = out.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss_kib) / 1024
+    return float(wall), int(rss_kib) / 1024, refused
 
 
 def samples_in(path):
@@ -108,8 +112,9 @@ def main():
             wall = statistics.median(r[0] for r in runs)
             rss = statistics.median(r[1] for r in runs)
             size = os.path.getsize(cases[name][0])
+            refused = "  refused: too large for the memory at hand" if any(r[2] for r in runs) else ""
             print(f"{hours:>6} {int(samples):>11} {size / 1e6:>8.1f} {size / samples:>8.2f}  {name:<9} {wall:>7.2f} "
-                  f"{rss:>9.0f}")
+                  f"{rss:>9.0f}{refused}")
         for path in {path for path, _ in cases.values()}:
             os.remove(path)
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "analyses/window.hpp"
-#include "importers/chrome_trace.hpp"
 #include "collectors/sysmon/memory_headroom.hpp"
+#include "importers/chrome_trace.hpp"
 #include "run/run_file.hpp"
 #include "run/trimmed_run.hpp"
 #include "util/byte_size.hpp"
@@ -49,8 +49,6 @@ void apply_window_of(Run& run, const std::string& path, const std::string& windo
   }
 }
 
-// A window of seconds reads only that part of a run file; a window of steps
-// (or one to be refused, with the run's steps in the message) the whole.
 // "40 s", "25 min", "3.5 h".
 std::string describe_seconds(double seconds) {
   if (seconds < 120) return fmt::format("{:.0f} s", seconds);
@@ -64,7 +62,8 @@ constexpr uint64_t kBytesBesideRows = 16 << 20;
 
 // The memory a command takes for a run's rows: the rows themselves, and
 // about a quarter more for the analyses' indexes (1.25x on the report of an
-// hour of eight ranks, bench/README.md, "A day refused").
+// hour of eight ranks: bench/README.md, "A day of eight ranks, and a day
+// refused").
 uint64_t memory_needed(const RunFileReader::RowCounts& rows) {
   return rows.bytes_in_memory() / 4 * 5 + kBytesBesideRows;
 }
@@ -105,6 +104,8 @@ void check_fits_in_memory(RunFileReader& file, const std::string& path, const st
   throw InputError(what + "; read a shorter part of it with --window, or free memory");
 }
 
+// A window of seconds reads only that part of a run file; a window of steps
+// (or one to be refused, with the run's steps in the message) the whole.
 Run load_run_file(const std::string& path, const std::string& window) {
   RunFileReader file(path);
   if (!window.empty()) {

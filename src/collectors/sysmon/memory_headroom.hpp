@@ -17,8 +17,8 @@ struct MemoryBounds {
   // A memory cgroup's limit (a container, a Kubernetes pod, a batch job) and
   // what cannot be reclaimed of its usage (its working set).
   std::optional<uint64_t> cgroup_limit, cgroup_working_set;
-  // `ulimit -d` (RLIMIT_DATA) against VmData: what the process has written
-  // of its private memory. (`ulimit -v`, the address space, is left out:
+  // `ulimit -d` (RLIMIT_DATA) against VmData: the private writable memory
+  // the process has mapped, which that limit counts. (`ulimit -v`, the address space, is left out:
   // each thread takes 64 MiB of it for a malloc arena that glibc does without
   // when refused, so what a command will need of it is no fixed share of its
   // rows. A command that runs out of it says so: cli/main.cpp.)
