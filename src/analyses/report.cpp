@@ -200,13 +200,19 @@ void add_rank(Report& report, const Run& run, const std::string& source) {
   add_rank(report, analyze_rank(run, source));
 }
 
+size_t ranks_that_fit(uint64_t headroom, uint64_t first, const std::vector<uint64_t>& others, size_t most) {
+  most = std::max<size_t>(most, 1);
+  uint64_t largest = others.empty() ? 0 : *std::max_element(others.begin(), others.end());
+  if (largest == 0) return most;
+  uint64_t beside_first = headroom - std::min(headroom, first);
+  return std::clamp<uint64_t>(beside_first / largest, 1, most);
+}
+
 std::vector<RankAnalyses> analyze_ranks(const std::vector<std::string>& sources, const OpenRank& open_rank,
-                                        size_t threads, const std::atomic<bool>* stop) {
-  // Each rank side by side holds its Run in memory: a few at most, however
-  // many cores, so that a job of many large traces stays within memory.
-  constexpr size_t kMostRanksAtOnce = 4;
+                                        size_t threads, size_t at_once, const std::atomic<bool>* stop) {
   std::vector<std::optional<RankAnalyses>> ranks(sources.size());
-  size_t side_by_side = std::clamp<size_t>(sources.size(), 1, std::clamp<size_t>(threads, 1, kMostRanksAtOnce));
+  size_t side_by_side = std::clamp<size_t>(
+      sources.size(), 1, std::clamp<size_t>(std::min(threads, at_once), 1, kMostRanksAtOnce));
   size_t threads_each = std::max<size_t>(1, threads / side_by_side);
   SideBySide work;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -239,10 +245,13 @@ void add_ranks(Report& report, std::vector<RankAnalyses> ranks, const OpenRank& 
   }
 }
 
-BackgroundRanks::BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t threads)
+BackgroundRanks::BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t at_once,
+                                 size_t threads)
     : sources_(std::move(sources)), open_rank_(std::move(open_rank)) {
   if (sources_.empty()) return;
-  analyses_ = std::async(std::launch::async, [this, threads] { return analyze_ranks(sources_, open_rank_, threads, &stop_); });
+  analyses_ = std::async(std::launch::async, [this, threads, at_once] {
+    return analyze_ranks(sources_, open_rank_, threads, at_once, &stop_);
+  });
 }
 
 BackgroundRanks::~BackgroundRanks() {
@@ -250,7 +259,9 @@ BackgroundRanks::~BackgroundRanks() {
   if (analyses_.valid()) analyses_.wait();
 }
 
-std::vector<RankAnalyses> BackgroundRanks::take() { return analyses_.valid() ? analyses_.get() : std::vector<RankAnalyses>{}; }
+std::vector<RankAnalyses> BackgroundRanks::take() {
+  return analyses_.valid() ? analyses_.get() : std::vector<RankAnalyses>{};
+}
 
 void add_ranks(Report& report, const std::vector<std::string>& sources, const OpenRank& open_rank, size_t threads) {
   add_ranks(report, analyze_ranks(sources, open_rank, threads), open_rank, threads);

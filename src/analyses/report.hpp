@@ -71,14 +71,25 @@ void add_rank(Report& report, const Run& run, const std::string& source);
 
 using OpenRank = std::function<Run(const std::string&)>;
 
+// Ranks read side by side at most, however many cores: each holds its Run
+// in memory, so that a job of many large runs stays within memory.
+inline constexpr size_t kMostRanksAtOnce = 4;
+
+// How many other ranks to read at once beside the first, when the first
+// takes `first` bytes of memory, each other rank `others` (the most of them
+// counted for each), and `headroom` is what the process can still have:
+// those that fit, at least one, at most `most`.
+size_t ranks_that_fit(uint64_t headroom, uint64_t first, const std::vector<uint64_t>& others, size_t most);
+
 // Opens and analyzes the other ranks (`sources`, in order) side by side,
-// each on its own thread while `threads` allow (4 at most); returns their
-// analyses in input order. At most that many of their Runs are in memory at
-// once. An error opening one is the first failing source's, as one after
-// another would give. Once `stop` is set (by a caller whose own work
-// failed), the sources not yet opened are skipped and nothing is returned.
+// each on its own thread while `threads` allow, `at_once` at most (the
+// caller's bound from memory); returns their analyses in input order. At
+// most that many of their Runs are in memory at once. An error opening one
+// is the first failing source's, as one after another would give. Once
+// `stop` is set (by a caller whose own work failed), the sources not yet
+// opened are skipped and nothing is returned.
 std::vector<RankAnalyses> analyze_ranks(const std::vector<std::string>& sources, const OpenRank& open_rank,
-                                        size_t threads = analysis_threads(),
+                                        size_t threads = analysis_threads(), size_t at_once = kMostRanksAtOnce,
                                         const std::atomic<bool>* stop = nullptr);
 
 // Adds the other ranks' analyses in order, then compares the ranks and merges
@@ -94,7 +105,8 @@ void add_ranks(Report& report, std::vector<RankAnalyses> ranks, const OpenRank& 
 // yet opened and waits for those being read.
 class BackgroundRanks {
  public:
-  BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t threads = analysis_threads());
+  BackgroundRanks(std::vector<std::string> sources, OpenRank open_rank, size_t at_once = kMostRanksAtOnce,
+                  size_t threads = analysis_threads());
   ~BackgroundRanks();
   BackgroundRanks(const BackgroundRanks&) = delete;
   BackgroundRanks& operator=(const BackgroundRanks&) = delete;

@@ -79,9 +79,10 @@ int run_report(const ReportOptions& options) {
   // traces that `import --strict` refuses, flows that bind to nothing included.
   const ChromeTraceOptions trace_options{.strict = options.strict, .flows = options.strict};
   OpenRank open_rank = [&](const std::string& path) { return open_run_or_trace(path, trace_options, options.window); };
-  // Other ranks side by side, while the first is read: only their device
-  // figures and findings stay in memory.
-  BackgroundRanks other_ranks({inputs.begin() + 1, inputs.end()}, open_rank);
+  // Other ranks side by side, while the first is read, as many at once as
+  // fit in memory: only their device figures and findings stay there.
+  std::vector<std::string> others(inputs.begin() + 1, inputs.end());
+  BackgroundRanks other_ranks(others, open_rank, runs_at_once(inputs.front(), others, options.window, kMostRanksAtOnce));
   Run run = open_rank(inputs.front());
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},

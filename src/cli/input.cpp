@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analyses/report.hpp"
 #include "analyses/window.hpp"
 #include "collectors/sysmon/memory_headroom.hpp"
 #include "importers/chrome_trace.hpp"
@@ -68,6 +69,17 @@ uint64_t memory_needed(const RunFileReader::RowCounts& rows) {
   return rows.bytes_in_memory() / 4 * 5 + kBytesBesideRows;
 }
 
+// What reading a run file takes at most, from its size alone: its blocks
+// hold up to 24 bytes of rows in memory per byte of file (an idle thread's
+// samples, 1 byte each stored), and the reader reserves for up to 64; the
+// analyses' quarter on top. Most runs need no more weighing than this.
+uint64_t memory_bound(uint64_t file_bytes) { return file_bytes * 64 / 4 * 5 + kBytesBesideRows; }
+
+// Runs whose size bounds what they take under this are not weighed: reading
+// the bounds (the cgroup's files among them) costs as much as reading such a
+// run, and a job's report reads dozens. Out of memory is still an error.
+constexpr uint64_t kLeastWeighed = 256 << 20;
+
 // The last part of a run that fits in `headroom` with a fifth to spare, in
 // whole minutes; none when not even a minute does.
 std::optional<int64_t> seconds_that_fit(const RunFileReader::RowCounts& rows, const std::optional<TimeRange>& extent,
@@ -85,8 +97,9 @@ std::optional<int64_t> seconds_that_fit(const RunFileReader::RowCounts& rows, co
 // ended by std::bad_alloc, or by the OOM killer (which may pick the training
 // job instead) minutes in.
 void check_fits_in_memory(RunFileReader& file, const std::string& path, const std::optional<TimeRange>& window) {
+  if (memory_bound(file.file_bytes()) < kLeastWeighed) return;
   std::optional<MemoryHeadroom> headroom = least_headroom(read_memory_bounds());
-  if (!headroom) return;
+  if (!headroom || memory_bound(file.file_bytes()) <= headroom->bytes) return;
   RunFileReader::RowCounts rows = file.row_counts(window);
   if (memory_needed(rows) <= headroom->bytes) return;
   std::string what = fmt::format(
@@ -104,24 +117,43 @@ void check_fits_in_memory(RunFileReader& file, const std::string& path, const st
   throw InputError(what + "; read a shorter part of it with --window, or free memory");
 }
 
-// A window of seconds reads only that part of a run file; a window of steps
-// (or one to be refused, with the run's steps in the message) the whole.
+// The part of a run file a --window reads: that of a window of seconds; the
+// whole run (nullopt) for none, for a window of steps or one to be refused
+// (whose message names the run's steps), and for a file without a time index.
+std::optional<TimeRange> part_read(RunFileReader& file, const std::string& window) {
+  if (window.empty()) return std::nullopt;
+  std::optional<TimeRange> extent = file.extent();
+  return extent ? resolve_seconds_window(*extent, window) : std::nullopt;
+}
+
 Run load_run_file(const std::string& path, const std::string& window) {
   RunFileReader file(path);
-  if (!window.empty()) {
-    if (std::optional<TimeRange> extent = file.extent()) {
-      if (std::optional<TimeRange> range = resolve_seconds_window(*extent, window)) {
-        check_fits_in_memory(file, path, range);
-        Run run = file.load(*range);
-        note_window(run, window, *range);
-        return run;
-      }
-    }
+  std::optional<TimeRange> part = part_read(file, window);
+  check_fits_in_memory(file, path, part);
+  if (part) {
+    Run run = file.load(*part);
+    note_window(run, window, *part);
+    return run;
   }
-  check_fits_in_memory(file, path, std::nullopt);  // a window of steps, too, reads the run whole
   Run run = file.load();
   if (!window.empty()) apply_window_of(run, path, window);
   return run;
+}
+
+// Roughly what reading `path` takes: a run file's rows as check_fits_in_memory
+// weighs them (`exact`), or its size's bound; a trace's size (its import holds
+// about 0.4 bytes per byte of JSON; gzip packs JSON about ten to one).
+// Nothing for what cannot be read: its reading will say what is wrong.
+uint64_t memory_to_read(const std::string& path, const std::string& window, bool exact) {
+  try {
+    uint64_t bytes = std::filesystem::file_size(path);
+    if (!starts_with_sqlite_header(path)) return path.ends_with(".gz") ? bytes * 4 : bytes / 2;
+    if (!exact) return memory_bound(bytes);
+    RunFileReader file(path);
+    return memory_needed(file.row_counts(part_read(file, window)));
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 }  // namespace
@@ -133,6 +165,21 @@ Run open_run_or_trace(const std::string& path, const ChromeTraceOptions& trace_o
   Run run = import_chrome_trace(path, trace_options);
   if (!window.empty()) apply_window_of(run, path, window);
   return run;
+}
+
+size_t runs_at_once(const std::string& first, const std::vector<std::string>& others, const std::string& window,
+                    size_t most) {
+  std::optional<MemoryHeadroom> headroom = least_headroom(read_memory_bounds());
+  if (!headroom) return most;
+  // By the files' sizes first, which most jobs fit without opening a file.
+  size_t fitting = 0;
+  for (bool exact : {false, true}) {
+    std::vector<uint64_t> needs;
+    for (const std::string& path : others) needs.push_back(memory_to_read(path, window, exact));
+    fitting = ranks_that_fit(headroom->bytes, memory_to_read(first, window, exact), needs, most);
+    if (fitting >= most) break;
+  }
+  return fitting;
 }
 
 void add_window_option(CLI::App* command, std::string& window) {

@@ -116,6 +116,8 @@ class RunFileReader {
   // Whether the file has those indexes (schema 3 on): without them, extent()
   // and a window read the whole run.
   bool has_time_index() const;
+  // The file's size when opened.
+  uint64_t file_bytes() const;
 
   // How many rows of its large tables load() (or load(window)) would hold,
   // as the file claims them, before reading any: what its blocks hold (of a

@@ -188,6 +188,7 @@ class RunFileReader::Reader {
   }
 
   bool has_time_index() const { return schema_version_ >= 3; }
+  uint64_t file_bytes() const { return file_bytes_; }
 
   RowCounts row_counts(const std::optional<TimeRange>& window) {
     // A table of rows is counted whole, and only for a whole read: a window
@@ -834,6 +835,7 @@ Run RunFileReader::load() { return reader_->read(std::nullopt); }
 Run RunFileReader::load(TimeRange window) { return reader_->read(window); }
 std::optional<TimeRange> RunFileReader::extent() { return reader_->extent(); }
 bool RunFileReader::has_time_index() const { return reader_->has_time_index(); }
+uint64_t RunFileReader::file_bytes() const { return reader_->file_bytes(); }
 RunFileReader::RowCounts RunFileReader::row_counts(const std::optional<TimeRange>& window) {
   return reader_->row_counts(window);
 }

@@ -74,7 +74,7 @@ expect_stderr_contains "a --baseline from the history is a whole run"
 long_run="$(dirname "$STEPSCOPE")/bench/stepscope_long_run"
 [ -x "$long_run" ] || fail "no $long_run: it is built with stepscope"
 "$long_run" "$WORK/run.db" "$WORK/long.db" 8 0.5 > /dev/null || fail "$long_run"
-limit=$((64 << 20))
+limit=$((96 << 20))
 expect_status 2 prlimit --data=$limit "$STEPSCOPE" report "$WORK/long.db"
 expect_stderr_contains "$WORK/long.db: reading it whole takes about"
 expect_stderr_contains "the data-segment limit (ulimit -d) leaves"

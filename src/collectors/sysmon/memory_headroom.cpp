@@ -3,6 +3,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "collectors/process/proc_files.hpp"
 #include "collectors/sysmon/cgroup_memory.hpp"
 #include "collectors/sysmon/system.hpp"
@@ -30,7 +33,12 @@ std::optional<MemoryHeadroom> least_headroom(const MemoryBounds& b) {
   std::optional<MemoryHeadroom> least;
   keep_least(least, b.available, std::nullopt, "the machine's available memory (MemAvailable)");
   keep_least(least, b.cgroup_limit, b.cgroup_working_set, "the memory cgroup's limit");
-  keep_least(least, b.data_limit, b.data_used, "the data-segment limit (ulimit -d)");
+  if (b.data_limit) {
+    uint64_t used = b.data_used.value_or(0);
+    uint64_t left = *b.data_limit > used ? *b.data_limit - used : 0;
+    keep_least(least, b.data_limit, used + std::min(b.data_for_threads, left / 2),
+               "the data-segment limit (ulimit -d)");
+  }
   return least;
 }
 
@@ -47,6 +55,9 @@ MemoryBounds read_memory_bounds() {
   if (std::optional<std::string> status = read_proc_file("/proc/self/status")) {
     bounds.data_used = meminfo_bytes(*status, "VmData");
   }
+  // A command starts a few threads per core: the analyses, the reader's
+  // tables, the other ranks of a job.
+  bounds.data_for_threads = (uint64_t{8} << 20) * (std::max(1u, std::thread::hardware_concurrency()) + 4);
   return bounds;
 }
 

@@ -23,6 +23,9 @@ struct MemoryBounds {
   // when refused, so what a command will need of it is no fixed share of its
   // rows. A command that runs out of it says so: cli/main.cpp.)
   std::optional<uint64_t> data_limit, data_used;
+  // That limit counts each thread's stack too (8 MiB): what the threads to
+  // come will take is set aside, up to half of what the limit leaves.
+  uint64_t data_for_threads = 0;
 };
 
 struct MemoryHeadroom {

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "analyses/report.hpp"
 #include "analyses/side_by_side.hpp"
@@ -108,7 +110,7 @@ TEST(SideBySide, ReportIsTheSameOnOneThreadAndOnMany) {
     }
     EXPECT_EQ(json, expected) << threads << " threads";
     // The other ranks analyzed while the first is (`report`'s way): the same report.
-    BackgroundRanks background(others, open, threads);
+    BackgroundRanks background(others, open, kMostRanksAtOnce, threads);
     stepscope::Report overlapped = build_report(first, ranks.front(), {}, {}, threads);
     add_ranks(overlapped, background.take(), open, threads);
     EXPECT_EQ(report_json(overlapped), expected) << threads << " threads, in the background";
@@ -125,8 +127,33 @@ TEST(SideBySide, OtherRanksStopOnceTheCallerSaysSo) {
     stop = true;
     return stepscope::Run{};
   };
-  EXPECT_TRUE(analyze_ranks({"r1.db", "r2.db", "r3.db"}, open, 1, &stop).empty());
+  EXPECT_TRUE(analyze_ranks({"r1.db", "r2.db", "r3.db"}, open, 4, 1, &stop).empty());
   EXPECT_EQ(opened, std::vector<std::string>{"r1.db"});
+}
+
+// The bound from memory: however many threads, no more Runs at once.
+TEST(SideBySide, OtherRanksAreReadNoMoreAtOnceThanAsked) {
+  std::atomic<int> in_flight = 0, most = 0;
+  auto open = [&](const std::string&) {
+    int now = ++in_flight;
+    for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // long enough for others to start
+    --in_flight;
+    return stepscope::Run{};
+  };
+  EXPECT_EQ(analyze_ranks({"r1.db", "r2.db", "r3.db", "r4.db"}, open, 4, 1).size(), 4u);
+  EXPECT_EQ(most.load(), 1);
+}
+
+TEST(SideBySide, AsManyOtherRanksAtOnceAsFitBesideTheFirst) {
+  constexpr uint64_t kMiB = 1 << 20;
+  EXPECT_EQ(ranks_that_fit(1000 * kMiB, 200 * kMiB, {100 * kMiB, 300 * kMiB}, 4), 2u) << "800 MiB for 300 each";
+  EXPECT_EQ(ranks_that_fit(100'000 * kMiB, 200 * kMiB, {100 * kMiB, 300 * kMiB}, 4), 4u) << "never more than asked";
+  EXPECT_EQ(ranks_that_fit(300 * kMiB, 200 * kMiB, {300 * kMiB}, 4), 1u) << "one, whose reading says if it fits";
+  EXPECT_EQ(ranks_that_fit(100 * kMiB, 200 * kMiB, {300 * kMiB}, 4), 1u) << "the first alone does not fit";
+  EXPECT_EQ(ranks_that_fit(100 * kMiB, 0, {0, 0}, 3), 3u) << "nothing known of what they take";
+  EXPECT_EQ(ranks_that_fit(100 * kMiB, 0, {}, 0), 1u);
 }
 
 TEST(SideBySide, OtherRanksLeftUntakenAreWaitedFor) {

@@ -24,6 +24,18 @@ TEST(MemoryHeadroom, TheLeastBoundWinsAndSaysWhatItIs) {
   EXPECT_EQ(least->bound, "the data-segment limit (ulimit -d)");
 }
 
+// `ulimit -d` counts thread stacks: those to come are set aside, but never
+// more than half of what the limit leaves.
+TEST(MemoryHeadroom, TheDataLimitKeepsRoomForThreadsStacks) {
+  MemoryBounds bounds;
+  bounds.data_limit = 1000 * kMiB;
+  bounds.data_used = 100 * kMiB;
+  bounds.data_for_threads = 48 * kMiB;
+  EXPECT_EQ(least_headroom(bounds)->bytes, 852 * kMiB);
+  bounds.data_limit = 160 * kMiB;
+  EXPECT_EQ(least_headroom(bounds)->bytes, 30 * kMiB) << "half of the 60 MiB left";
+}
+
 TEST(MemoryHeadroom, ALimitAlreadyPassedLeavesNothing) {
   MemoryBounds bounds;
   bounds.cgroup_limit = 100 * kMiB;
