@@ -12,11 +12,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/history_append.hpp"
+#include "cli/input.hpp"
 #include "cli/mlflow_upload.hpp"
 #include "collectors/recorder.hpp"
 #include "history/history_db.hpp"
 #include "publish/metrics_publisher.hpp"
-#include "run/run_file.hpp"
 #include "run/run_trimmer.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
@@ -149,7 +149,9 @@ Command add_record_command(CLI::App& app) {
     }
     print_summary(*options, summary);
     if (cmd->count("--history") == 0 && !upload) return summary.exit_status;
-    Run run = load_run(options->output);
+    // Read as `report` reads it: a run too large for the memory at hand is
+    // refused with a window that fits, the file left as recorded.
+    Run run = open_run_or_trace(options->output);
     if (cmd->count("--history") > 0) {
       std::string path = history->empty() ? kDefaultHistoryPath : *history;
       append_to_history(path, options->output, run, fmt::format("{{\"rate_hz\": {}}}", options->rate_hz),
