@@ -82,7 +82,8 @@ int run_report(const ReportOptions& options) {
   // Other ranks side by side, while the first is read, as many at once as
   // fit in memory: only their device figures and findings stay there.
   std::vector<std::string> others(inputs.begin() + 1, inputs.end());
-  BackgroundRanks other_ranks(others, open_rank, runs_at_once(inputs.front(), others, options.window, kMostRanksAtOnce));
+  BackgroundRanks other_ranks(others, open_rank,
+                              runs_at_once(inputs.front(), others, options.window, kMostRanksAtOnce));
   Run run = open_rank(inputs.front());
   bool include_idle = options.idle || run_wants_idle(run);
   Report report = build_report(run, inputs.front(), {.include_idle = include_idle},

@@ -14,10 +14,13 @@ namespace stepscope {
 
 namespace {
 
+// Keeps `bound` when it leaves less than the least so far: `limit` less what
+// is `used`, and less what is set aside for later, up to half of the rest.
 void keep_least(std::optional<MemoryHeadroom>& least, std::optional<uint64_t> limit, std::optional<uint64_t> used,
-                const char* bound) {
+                const char* bound, uint64_t set_aside = 0) {
   if (!limit) return;
   uint64_t left = *limit > used.value_or(0) ? *limit - used.value_or(0) : 0;
+  left -= std::min(set_aside, left / 2);
   if (!least || left < least->bytes) least = MemoryHeadroom{left, bound};
 }
 
@@ -33,12 +36,7 @@ std::optional<MemoryHeadroom> least_headroom(const MemoryBounds& b) {
   std::optional<MemoryHeadroom> least;
   keep_least(least, b.available, std::nullopt, "the machine's available memory (MemAvailable)");
   keep_least(least, b.cgroup_limit, b.cgroup_working_set, "the memory cgroup's limit");
-  if (b.data_limit) {
-    uint64_t used = b.data_used.value_or(0);
-    uint64_t left = *b.data_limit > used ? *b.data_limit - used : 0;
-    keep_least(least, b.data_limit, used + std::min(b.data_for_threads, left / 2),
-               "the data-segment limit (ulimit -d)");
-  }
+  keep_least(least, b.data_limit, b.data_used, "the data-segment limit (ulimit -d)", b.data_for_threads);
   return least;
 }
 

@@ -18,10 +18,11 @@ struct MemoryBounds {
   // what cannot be reclaimed of its usage (its working set).
   std::optional<uint64_t> cgroup_limit, cgroup_working_set;
   // `ulimit -d` (RLIMIT_DATA) against VmData: the private writable memory
-  // the process has mapped, which that limit counts. (`ulimit -v`, the address space, is left out:
-  // each thread takes 64 MiB of it for a malloc arena that glibc does without
-  // when refused, so what a command will need of it is no fixed share of its
-  // rows. A command that runs out of it says so: cli/main.cpp.)
+  // the process has mapped, which that limit counts. (`ulimit -v`, the
+  // address space, is left out: each thread takes 64 MiB of it for a malloc
+  // arena that glibc does without when refused, so what a command will need
+  // of it is no fixed share of its rows. A command that runs out of it says
+  // so: cli/main.cpp.)
   std::optional<uint64_t> data_limit, data_used;
   // That limit counts each thread's stack too (8 MiB): what the threads to
   // come will take is set aside, up to half of what the limit leaves.

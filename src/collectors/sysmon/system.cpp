@@ -27,8 +27,6 @@ std::optional<CpuTimes> parse_cpu_fields(std::span<const std::string_view> field
                   values[4], values[5], values[6], values[7]};
 }
 
-// "MemTotal:       16318412 kB" -> bytes.
-
 double per_second(uint64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0;
 }
