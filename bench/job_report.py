@@ -12,12 +12,12 @@ another node (metadata host, node_rank, and the ranks of its processes), in one 
 
 Prints wall time and peak RSS (medians) and their ratio. --baseline BINARY times another build's
 `stepscope` (say, a copy of the commit before a change) in the same rounds, as `one-base` and
-`job-base`, on the same files; --schema-4 adds this build on copies of the runs in schema 4 as
-`one-4` and `job-4`, and the baseline runs on those copies instead (a build from before schema 5
-reads no newer file); --save-source PATH keeps the recording for the next run's --source.
+`job-base`, on the same files; --old-schema N (2 to 5) adds this build on copies of the runs in
+schema N as `one-N` and `job-N`, and the baseline runs on those copies instead (a build reads no
+schema newer than its own); --save-source PATH keeps the recording for the next run's --source.
 
   bench/job_report.py [--ranks 64] [--ranks-per-run 1] [--steps 1000] [--rounds 3] [--source RUN.db]
-                      [--save-source PATH] [--stepscope BINARY] [--baseline BINARY] [--schema-4]
+                      [--save-source PATH] [--stepscope BINARY] [--baseline BINARY] [--old-schema N]
 """
 import argparse
 import os
@@ -33,7 +33,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPSCOPE = os.path.join(ROOT, "build", "stepscope")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from run_samples import write_schema_four  # noqa: E402
+import run_samples  # noqa: E402
+
+OLD_SCHEMA_WRITERS = {2: run_samples.write_schema_two, 3: run_samples.write_schema_three,
+                      4: run_samples.write_schema_four, 5: run_samples.write_schema_five}
 
 
 def record_source(path, ranks_per_run, steps):
@@ -83,7 +86,8 @@ def main():
     parser.add_argument("--save-source")
     parser.add_argument("--stepscope", default=STEPSCOPE)
     parser.add_argument("--baseline")
-    parser.add_argument("--schema-4", action="store_true", help="this build on schema-4 copies too")
+    parser.add_argument("--old-schema", type=int, choices=sorted(OLD_SCHEMA_WRITERS),
+                        help="this build on copies in this schema too; the baseline on them")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         source = args.source or os.path.join(work, "source.db")
@@ -102,11 +106,11 @@ def main():
         # suffix: (the build, the source run, the job's directory)
         files = make_job(source, os.path.join(work, "job"))
         binaries = {"": (args.stepscope, *files)}
-        if args.schema_4:
-            source_4 = os.path.join(work, "source-schema4.db")
-            write_schema_four(source, source_4)
-            files = make_job(source_4, os.path.join(work, "job-schema4"))
-            binaries["-4"] = (args.stepscope, *files)
+        if args.old_schema:
+            old_source = os.path.join(work, f"source-schema{args.old_schema}.db")
+            OLD_SCHEMA_WRITERS[args.old_schema](source, old_source)
+            files = make_job(old_source, os.path.join(work, f"job-schema{args.old_schema}"))
+            binaries[f"-{args.old_schema}"] = (args.stepscope, *files)
         if args.baseline:
             binaries["-base"] = (args.baseline, *files)
         results = {f"{what}{suffix}": [] for suffix in binaries for what in ("one", "job")}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The samples, counter values and spans of a stepscope run file, decoded
-from its blocks (samples from schema 3 on, counter values from schema 4 on,
-spans from schema 5 on).
+"""The samples, counter values, spans, frames and stacks of a stepscope run
+file, decoded from its blocks (samples from schema 3 on, counter values from
+schema 4 on, spans from schema 5 on, frames and stacks from schema 6 on).
 
 A reference decoder of the layout docs/run-format.md describes, and a way to
 query them with SQL as files of older schemas allowed:
@@ -10,20 +10,22 @@ query them with SQL as files of older schemas allowed:
 
 loads them into temporary tables `samples(id, ts_ns, pid, tid, stack, state,
 gil)`, `counter_values(id, track, ts_ns, value)` and `spans(id, start_ns,
-end_ns, pid, tid, kind, name, correlation, bytes, detail)` beside the file's
-own tables and prints the query's rows as sqlite3 does (columns separated by
-|). Tables a file of an older schema has are queried as they are. As a
-module: `samples(connection)`, `counter_values(connection)` and
-`spans(connection)` yield the rows, `open_with_samples(path)` gives a
-connection with all three tables.
+end_ns, pid, tid, kind, name, correlation, bytes, detail)`, `frames(id,
+function, file, line, kind)` and `stacks(id, parent, frame)` beside the
+file's own tables and prints the query's rows as sqlite3 does (columns
+separated by |). Tables a file of an older schema has are queried as they
+are. As a module: `samples(connection)`, `counter_values(connection)`,
+`spans(connection)`, `frames(connection)` and `stacks(connection)` yield the
+rows, `open_with_samples(path)` gives a connection with all five tables.
 
+    python3 tools/run_samples.py --schema-5 RUN.db OUT.db
     python3 tools/run_samples.py --schema-4 RUN.db OUT.db
     python3 tools/run_samples.py --schema-3 RUN.db OUT.db
     python3 tools/run_samples.py --schema-2 RUN.db OUT.db
 
-write a copy of the run in schema 4 (a row per span), 3 (a row per counter
-value too) or 2 (a row per sample too), as stepscope wrote runs before: the
-tests and benchmarks compare them.
+write a copy of the run in schema 5 (a row per frame and per stack), 4 (a row
+per span too), 3 (a row per counter value too) or 2 (a row per sample too),
+as stepscope wrote runs before: the tests and benchmarks compare them.
 """
 import itertools
 import os
@@ -118,6 +120,22 @@ def decode_span_block(data, count):
              correlation[i], _unzigzag(size[i]), detail[i]) for i in range(count)]
 
 
+def decode_frame_block(data, count):
+    """The block's frames as (function, file, line, kind) tuples."""
+    raw, (function, file, line), end = _block_columns(data, count, 3)
+    function, file = _running_sums(function), _running_sums(file)
+    return [(function[i], file[i], line[i], raw[end + i]) for i in range(count)]
+
+
+def decode_stack_block(data, count, first):
+    """The block's stacks, the first of them stack `first`, as (parent, frame) tuples."""
+    raw, _, _ = _block_columns(data, count, 0)
+    values = _varints(raw, 0)
+    back = [next(values)[0] for _ in range(count)]  # how far back the parent is: not zigzagged
+    frame = _running_sums(_unzigzag(next(values)[0]) for _ in range(count))
+    return [(first + i - back[i], frame[i]) for i in range(count)]
+
+
 def _block_rows(db, table, first_column, decode):
     for first, count, data in db.execute(f"SELECT {first_column}, count, data FROM {table} ORDER BY id"):
         for i, row in enumerate(decode(data, count)):
@@ -139,6 +157,18 @@ def spans(db):
     return _block_rows(db, "span_blocks", "first_span", decode_span_block)
 
 
+def frames(db):
+    """Every frame of the run open as `db` (schema 6 on), in id order, id first."""
+    return _block_rows(db, "frame_blocks", "first_frame", decode_frame_block)
+
+
+def stacks(db):
+    """Every stack of the run open as `db` (schema 6 on) but the root, in id order, id first."""
+    for first, count, data in db.execute("SELECT first_stack, count, data FROM stack_blocks ORDER BY id"):
+        for i, row in enumerate(decode_stack_block(data, count, first)):
+            yield (first + i,) + row
+
+
 def _has_table(db, name):
     return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
@@ -150,13 +180,17 @@ def has_sample_blocks(db):
 SAMPLES_TABLE = "samples(id INTEGER PRIMARY KEY, ts_ns INTEGER, pid INTEGER, tid INTEGER, stack INTEGER," \
                 " state INTEGER, gil INTEGER)"
 COUNTER_VALUES_TABLE = "counter_values(id INTEGER PRIMARY KEY, track INTEGER, ts_ns INTEGER, value REAL)"
+FRAMES_TABLE = "frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL," \
+               " line INTEGER NOT NULL, kind INTEGER NOT NULL)"
+STACKS_TABLE = "stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL)"
 SPANS_TABLE = "spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL," \
               " pid INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL, name INTEGER NOT NULL," \
               " correlation INTEGER NOT NULL, bytes INTEGER NOT NULL, detail INTEGER NOT NULL)"
 
 
 def open_with_samples(path):
-    """A read-only connection to the run where `samples`, `counter_values` and `spans` are tables, in every schema."""
+    """A read-only connection to the run where `samples`, `counter_values`, `spans`, `frames` and `stacks` are
+    tables, in every schema."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     if has_sample_blocks(db):
         db.execute(f"CREATE TEMP TABLE {SAMPLES_TABLE}")
@@ -167,6 +201,11 @@ def open_with_samples(path):
     if _has_table(db, "span_blocks"):
         db.execute(f"CREATE TEMP TABLE {SPANS_TABLE}")
         db.executemany("INSERT INTO temp.spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", spans(db))
+    if _has_table(db, "frame_blocks"):
+        db.execute(f"CREATE TEMP TABLE {FRAMES_TABLE}")
+        db.executemany("INSERT INTO temp.frames VALUES (?, ?, ?, ?, ?)", frames(db))
+        db.execute(f"CREATE TEMP TABLE {STACKS_TABLE}")
+        db.executemany("INSERT INTO temp.stacks VALUES (?, ?, ?)", stacks(db))
     return db
 
 
@@ -196,6 +235,20 @@ def _counter_values_as_rows(db):
                    [(first, count, start, end, end) for first, count, start, end in blocks])
 
 
+def _frames_and_stacks_as_rows(db):
+    """Schema 6 to 5: the frame and stack blocks become rows."""
+    if not _has_table(db, "frame_blocks"):
+        return
+    frame_rows, stack_rows = list(frames(db)), list(stacks(db))
+    db.executescript(f"""
+        CREATE TABLE {FRAMES_TABLE};
+        CREATE TABLE {STACKS_TABLE};
+        DROP TABLE frame_blocks; DROP TABLE stack_blocks;
+        UPDATE meta SET value = '5' WHERE key = 'schema_version';""")
+    db.executemany("INSERT INTO frames VALUES (?, ?, ?, ?, ?)", frame_rows)
+    db.executemany("INSERT INTO stacks VALUES (?, ?, ?)", stack_rows)
+
+
 def _spans_as_rows(db):
     """Schema 5 to 4: the span blocks become rows, and a run of them in row_ranges per block."""
     if not _has_table(db, "span_blocks"):
@@ -212,9 +265,19 @@ def _spans_as_rows(db):
                    blocks)
 
 
-def write_schema_four(path, out):
-    """Copies the run at `path` to `out` with its spans as rows, in schema 4."""
+def write_schema_five(path, out):
+    """Copies the run at `path` to `out` with its frames and stacks as rows, in schema 5."""
     db = _copy(path, out)
+    _frames_and_stacks_as_rows(db)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+def write_schema_four(path, out):
+    """Copies the run at `path` to `out` with its spans (and frames and stacks) as rows, in schema 4."""
+    db = _copy(path, out)
+    _frames_and_stacks_as_rows(db)
     _spans_as_rows(db)
     db.commit()
     db.execute("VACUUM")
@@ -224,6 +287,7 @@ def write_schema_four(path, out):
 def write_schema_three(path, out):
     """Copies the run at `path` to `out` with its spans and counter values as rows, in schema 3."""
     db = _copy(path, out)
+    _frames_and_stacks_as_rows(db)
     _spans_as_rows(db)
     _counter_values_as_rows(db)
     db.commit()
@@ -234,6 +298,7 @@ def write_schema_three(path, out):
 def write_schema_two(path, out):
     """Copies the run at `path` to `out` with its samples, spans and counter values as rows, in schema 2."""
     db = _copy(path, out)
+    _frames_and_stacks_as_rows(db)
     _spans_as_rows(db)
     _counter_values_as_rows(db)
     rows = list(samples(db))
@@ -250,11 +315,12 @@ def write_schema_two(path, out):
 
 
 def main(argv):
-    writers = {"--schema-2": write_schema_two, "--schema-3": write_schema_three, "--schema-4": write_schema_four}
+    writers = {"--schema-2": write_schema_two, "--schema-3": write_schema_three, "--schema-4": write_schema_four,
+               "--schema-5": write_schema_five}
     if len(argv) == 4 and argv[1] in writers:
         return writers[argv[1]](argv[2], argv[3])
     if len(argv) != 3:
-        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2|--schema-3|--schema-4 RUN.db OUT.db")
+        sys.exit(f"usage: {argv[0]} RUN.db SQL | --schema-2|--schema-3|--schema-4|--schema-5 RUN.db OUT.db")
     db = open_with_samples(argv[1])
     try:
         for row in db.execute(argv[2]):

@@ -19,7 +19,7 @@
 
 namespace stepscope {
 
-inline constexpr int kRunSchemaVersion = 5;
+inline constexpr int kRunSchemaVersion = 6;
 // Older versions this build still reads (missing columns take their defaults).
 inline constexpr int kOldestReadableRunSchemaVersion = 1;
 

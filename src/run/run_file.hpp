@@ -64,6 +64,9 @@ class RunWriter {
   template <typename Row, typename Encode>
   void write_blocks(SqliteStatement& insert, const std::vector<Row>& rows, size_t from, size_t dropped,
                     Encode encode);
+  template <typename Row, typename Encode>
+  void write_growing_blocks(SqliteStatement& replace, const std::vector<Row>& rows, size_t written,
+                            size_t first_row, Encode encode);
   // Bounds a block's deflated columns to a few tens of kB, and what a window
   // decodes beyond its edges.
   static constexpr size_t kRowsPerBlock = 4096;

@@ -25,6 +25,7 @@
 #include "run/run_schema.hpp"
 #include "run/sample_block.hpp"
 #include "run/span_block.hpp"
+#include "run/stack_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "run/trimmed_run.hpp"
 #include "util/demangle.hpp"
@@ -49,6 +50,8 @@ struct BlockTable {
 constexpr BlockTable kSampleBlocks{"sample_blocks", "first_sample", "sample", "samples"};
 constexpr BlockTable kCounterBlocks{"counter_blocks", "first_value", "counter value", "counter values"};
 constexpr BlockTable kSpanBlocks{"span_blocks", "first_span", "span", "spans"};
+constexpr BlockTable kFrameBlocks{"frame_blocks", "first_frame", "frame", "frames"};
+constexpr BlockTable kStackBlocks{"stack_blocks", "first_stack", "stack", "stacks"};
 
 // Keys from low to high, both included.
 struct KeyRange {
@@ -487,17 +490,62 @@ class RunFileReader::Reader {
   }
 
   void read_frames_and_stacks(Run& run) {
+    if (schema_version_ < 6) return read_frame_and_stack_rows(run);
+    std::vector<Frame> frames;
+    read_stack_table_blocks(kFrameBlocks, 0, frames,
+                            [strings = run.strings.size()](std::string_view data, size_t count, int64_t,
+                                                           std::vector<Frame>& out) {
+                              return decode_frame_block(data, count, strings, out);
+                            });
+    for (size_t id = 0; id < frames.size(); ++id) add_frame(run, frames[id], static_cast<int64_t>(id));
+    std::vector<StackNode> nodes;
+    read_stack_table_blocks(kStackBlocks, 1, nodes,
+                            [frames = run.frames.size()](std::string_view data, size_t count, int64_t first,
+                                                         std::vector<StackNode>& out) {
+                              return decode_stack_block(data, count, static_cast<StackId>(first), frames, out);
+                            });
+    for (const StackNode& node : nodes) run.stacks.append_loaded(node);
+  }
+
+  // The rows of a table of frames or stacks, from row `first_row` on: its
+  // blocks follow each other without a gap, and `decode` checks what their
+  // rows refer to.
+  template <typename Row, typename Decode>
+  void read_stack_table_blocks(const BlockTable& table, int64_t first_row, std::vector<Row>& rows,
+                               Decode decode) {
+    int64_t next_row = first_row;
+    std::string sql = fmt::format("SELECT id, {}, count, data FROM {} ORDER BY id", table.first_row, table.name);
+    for_each_row(db_, table.name, sql.c_str(), 0, [&](SqliteStatement& s, int64_t id) {
+      int64_t first = s.column_int(1), count = s.column_int(2);
+      if (first != next_row) bad_row(table.name, id, fmt::format("expected first {} {}", table.row, next_row));
+      if (count < 1 || count > kMostRowsInABlock || first + count > int64_t{UINT32_MAX}) {
+        bad_row(table.name, id, fmt::format("a count of {} {}", count, table.rows));
+      }
+      std::string error = decode(s.column_blob(3), static_cast<size_t>(count), first, rows);
+      if (!error.empty()) bad_row(table.name, id, error);
+      next_row = first + count;
+    });
+  }
+
+  // A frame read from the file, the id-th: interned, so that the run's
+  // frames can be looked up, and the file's id must be the one it gets.
+  void add_frame(Run& run, const Frame& frame, int64_t id) const {
+    if (run.frames.intern(frame) != static_cast<FrameId>(id)) bad_row("frames", id, "duplicate frame");
+  }
+
+  // Schema 1 to 5: a row per frame and per stack.
+  void read_frame_and_stack_rows(Run& run) {
     for_each_row(db_, "frames", "SELECT id, function, file, line, kind FROM frames ORDER BY id", 0,
                  [&](SqliteStatement& s, int64_t id) {
                    int64_t kind = s.column_int(4);
                    if (kind < 0 || kind > static_cast<int64_t>(FrameKind::kMarker)) {
                      bad_row("frames", id, fmt::format("unknown frame kind {}", kind));
                    }
-                   Frame frame{string_ref(run, "frames", id, s.column_int(1)),
-                               string_ref(run, "frames", id, s.column_int(2)),
-                               static_cast<int32_t>(s.column_int(3)),
-                               static_cast<FrameKind>(kind)};
-                   if (run.frames.intern(frame) != id) bad_row("frames", id, "duplicate frame");
+                   add_frame(run,
+                             {string_ref(run, "frames", id, s.column_int(1)),
+                              string_ref(run, "frames", id, s.column_int(2)), static_cast<int32_t>(s.column_int(3)),
+                              static_cast<FrameKind>(kind)},
+                             id);
                  });
     for_each_row(db_, "stacks", "SELECT id, parent, frame FROM stacks ORDER BY id", 1,
                  [&](SqliteStatement& s, int64_t id) {

@@ -6,8 +6,9 @@ namespace stepscope::run_schema {
 
 inline constexpr const char* kFormatName = "stepscope.run";
 
-// Ids are the Run's dense indexes; a sample's is its block's first_sample
-// plus its place in the block, a counter value's its block's first_value
+// Ids are the Run's dense indexes; a frame's is its block's first_frame plus
+// its place in the block, a stack's its block's first_stack plus its place,
+// a sample's its block's first_sample plus its place in the block, a counter value's its block's first_value
 // plus its place, a span's its block's first_span plus its place. A window is
 // read without the rest (RunFileReader::load) through the blocks' indexes on
 // time and, for flows, row_ranges: the span of each run of rows' key, a row
@@ -22,9 +23,10 @@ CREATE TABLE processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, parent_pid 
                        exit_status INTEGER NOT NULL);
 CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
                      name INTEGER NOT NULL);
-CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL,
-                    line INTEGER NOT NULL, kind INTEGER NOT NULL);
-CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);
+CREATE TABLE frame_blocks(id INTEGER PRIMARY KEY, first_frame INTEGER NOT NULL, count INTEGER NOT NULL,
+                          data BLOB NOT NULL);
+CREATE TABLE stack_blocks(id INTEGER PRIMARY KEY, first_stack INTEGER NOT NULL, count INTEGER NOT NULL,
+                          data BLOB NOT NULL);
 CREATE TABLE sample_blocks(id INTEGER PRIMARY KEY, first_sample INTEGER NOT NULL, count INTEGER NOT NULL,
                            start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE span_blocks(id INTEGER PRIMARY KEY, first_span INTEGER NOT NULL, count INTEGER NOT NULL,

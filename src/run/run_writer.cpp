@@ -15,6 +15,7 @@
 #include "run/run_trimmer.hpp"
 #include "run/sample_block.hpp"
 #include "run/span_block.hpp"
+#include "run/stack_block.hpp"
 #include "run/sqlite_db.hpp"
 #include "util/error.hpp"
 
@@ -96,14 +97,15 @@ void use_rollback_journal(SqliteDb& db) {
 struct RunWriter::Statements {
   explicit Statements(SqliteDb& db)
       : strings(db, "INSERT", "strings", 2),
-        frames(db, "INSERT", "frames", 5),
-        stacks(db, "INSERT", "stacks", 3),
         flows(db, "INSERT", "flows", 4),
         counter_tracks(db, "INSERT", "counter_tracks", 4),
         processes(db, "INSERT OR REPLACE", "processes", 7),
         threads(db, "INSERT OR REPLACE", "threads", 4),
         metadata(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES (?, ?)"),
-        // Blocks are numbered on from the file's last, as the other tables' rows.
+        // A block of frames or stacks is numbered by its place: its last is written again as it grows.
+        frame_block(db, "INSERT OR REPLACE INTO frame_blocks(id, first_frame, count, data) VALUES (?, ?, ?, ?)"),
+        stack_block(db, "INSERT OR REPLACE INTO stack_blocks(id, first_stack, count, data) VALUES (?, ?, ?, ?)"),
+        // Other blocks are numbered on from the file's last, as the other tables' rows.
         sample_block(db, "INSERT INTO sample_blocks(id, first_sample, count, start_ns, end_ns, data) "
                          "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM sample_blocks), ?, ?, ?, ?, ?)"),
         counter_block(db, "INSERT INTO counter_blocks(id, first_value, count, start_ns, end_ns, data) "
@@ -112,10 +114,10 @@ struct RunWriter::Statements {
                        "VALUES ((SELECT coalesce(max(id) + 1, 0) FROM span_blocks), ?, ?, ?, ?, ?, ?)"),
         row_range(db, "INSERT INTO row_ranges(rows, first_id, count, low, high, latest_ns) "
                       "VALUES (?, ?, ?, ?, ?, ?)") {}
-  BatchedInsert strings, frames, stacks, flows, counter_tracks, processes, threads;
+  BatchedInsert strings, flows, counter_tracks, processes, threads;
   SqliteStatement metadata;
   // A block is one row of tens of kB: no batching to gain.
-  SqliteStatement sample_block, counter_block, span_block;
+  SqliteStatement frame_block, stack_block, sample_block, counter_block, span_block;
   SqliteStatement row_range;
 };
 
@@ -186,15 +188,13 @@ void RunWriter::write_new_rows(const Run& run) {
   st.strings.append(written_.strings, run.strings.size(), [&](RowBinder& row, size_t i) {
     row.bind(1, static_cast<int64_t>(i)).bind_text(2, run.strings.get(static_cast<StringId>(i)));
   });
-  append_rows(st.frames, run.frames.all(), written_.frames, [](RowBinder& s, const Frame& f) {
-    s.bind(2, as_int(f.function)).bind(3, as_int(f.file)).bind(4, int64_t{f.line});
-    s.bind(5, int64_t{static_cast<uint8_t>(f.kind)});
-  });
+  write_growing_blocks(st.frame_block, run.frames.all(), written_.frames, 0,
+                       [](std::span<const Frame> frames, size_t) { return encode_frame_block(frames); });
   // Stack 0, the root, is implicit.
-  append_rows(st.stacks, run.stacks.all(), std::max<size_t>(written_.stacks, 1),
-              [](RowBinder& s, const StackNode& n) {
-                s.bind(2, as_int(n.parent)).bind(3, as_int(n.frame));
-              });
+  write_growing_blocks(st.stack_block, run.stacks.all(), written_.stacks, 1,
+                       [](std::span<const StackNode> nodes, size_t first) {
+                         return encode_stack_block(nodes, static_cast<StackId>(first));
+                       });
   write_blocks(st.sample_block, run.samples, written_.samples, run.samples_dropped, encode_sample_block);
   write_blocks(st.span_block, run.spans, written_.spans, 0, encode_span_block);
   append_rows(st.flows, run.flows, written_.flows, [](RowBinder& s, const Flow& x) {
@@ -207,6 +207,26 @@ void RunWriter::write_new_rows(const Run& run) {
               });
   write_blocks(statements_->counter_block, run.counter_values, written_.counter_values, run.counter_values_dropped,
                encode_counter_block);
+}
+
+// The rows new since the last commit, in blocks of kRowsPerStackBlock from
+// row `first_row` on, block k holding those from first_row + k x
+// kRowsPerStackBlock: the last block, which new rows join until it is full,
+// is written again (REPLACE, by its id) with them. A recorder meets most of
+// its code in its first seconds, and then adds a stack now and then: a block
+// per commit would make thousands of blocks of a row or two.
+template <typename Row, typename Encode>
+void RunWriter::write_growing_blocks(SqliteStatement& replace, const std::vector<Row>& rows, size_t written,
+                                     size_t first_row, Encode encode) {
+  const size_t from = std::max(written, first_row);
+  if (rows.size() <= from) return;
+  size_t block = (from - first_row) / kRowsPerStackBlock;
+  for (size_t first = first_row + block * kRowsPerStackBlock; first < rows.size(); first += kRowsPerStackBlock) {
+    size_t count = std::min(kRowsPerStackBlock, rows.size() - first);
+    replace.bind(1, static_cast<int64_t>(block++)).bind(2, static_cast<int64_t>(first));
+    replace.bind(3, static_cast<int64_t>(count)).bind_blob(4, encode(std::span<const Row>(rows.data() + first, count), first));
+    replace.run();
+  }
 }
 
 // For each run of up to kRowsPerRange flows new since the last commit: the

@@ -1,14 +1,15 @@
 // libFuzzer target for the blocks a run file keeps its samples, counter
-// values and spans in (run/sample_block.hpp, run/counter_block.hpp,
-// run/span_block.hpp): a file may come
+// values, spans, frames and stacks in (run/sample_block.hpp,
+// run/counter_block.hpp, run/span_block.hpp, run/stack_block.hpp): a file may come
 // from anywhere, so any bytes must decode to rows within their bounds, or be
 // refused with the vector as it was. What decodes encodes back to blocks
 // that decode to the same rows. A crash, a sanitizer report or a broken
 // bound is a bug.
 //
-// Input: a byte choosing the decoder (modulo 3: samples, counter values,
-// spans), a byte of row count, a byte of stacks, counter tracks or strings,
-// then the block.
+// Input: a byte choosing the decoder (modulo 5: samples, counter values,
+// spans, frames, stacks; a stack block's first id is the byte divided by 5,
+// plus 1), a byte of row count, a byte of stacks, counter tracks, strings or
+// frames, then the block.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,12 +19,19 @@
 #include "run/counter_block.hpp"
 #include "run/sample_block.hpp"
 #include "run/span_block.hpp"
+#include "run/stack_block.hpp"
 
 namespace {
 
 using stepscope::CounterValue;
+using stepscope::Frame;
 using stepscope::Sample;
 using stepscope::Span;
+using stepscope::StackNode;
+
+bool same(const Frame& a, const Frame& b) { return a == b; }
+
+bool same(const StackNode& a, const StackNode& b) { return a.parent == b.parent && a.frame == b.frame; }
 
 bool same(const Sample& a, const Sample& b) {
   return a.ts_ns == b.ts_ns && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack && a.state == b.state &&
@@ -62,7 +70,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   std::string_view block(reinterpret_cast<const char*>(data) + 3, size - 3);
   const size_t count = data[1], limit = data[2];  // stacks, tracks or strings
-  if (data[0] % 3 == 0) {
+  if (data[0] % 5 == 3) {
+    check<Frame>(
+        block, count,
+        [limit](std::string_view bytes, size_t n, std::vector<Frame>& out) {
+          std::string error = stepscope::decode_frame_block(bytes, n, limit, out);
+          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
+            if (out[i].function >= limit || out[i].file >= limit || out[i].kind > stepscope::FrameKind::kMarker) {
+              __builtin_trap();
+            }
+          }
+          return error;
+        },
+        [](const std::vector<Frame>& rows) { return stepscope::encode_frame_block(rows); });
+  } else if (data[0] % 5 == 4) {
+    const auto first = static_cast<stepscope::StackId>(data[0] / 5 + 1);
+    check<StackNode>(
+        block, count,
+        [limit, first](std::string_view bytes, size_t n, std::vector<StackNode>& out) {
+          std::string error = stepscope::decode_stack_block(bytes, n, first, limit, out);
+          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
+            if (out[i].parent >= first + (i - 1) || out[i].frame >= limit) __builtin_trap();
+          }
+          return error;
+        },
+        [first](const std::vector<StackNode>& rows) { return stepscope::encode_stack_block(rows, first); });
+  } else if (data[0] % 5 == 0) {
     check<Sample>(
         block, count,
         [limit](std::string_view bytes, size_t n, std::vector<Sample>& out) {
@@ -73,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           return error;
         },
         [](const std::vector<Sample>& rows) { return stepscope::encode_sample_block(rows); });
-  } else if (data[0] % 3 == 2) {
+  } else if (data[0] % 5 == 2) {
     check<Span>(
         block, count,
         [limit](std::string_view bytes, size_t n, std::vector<Span>& out) {

@@ -234,6 +234,36 @@ TEST_F(RunFileTest, CommitsOfEverySizeAroundAStatementsRowsKeepEveryRow) {
   }
 }
 
+// Frames and stacks go in blocks of kRowsPerStackBlock, numbered by their
+// place: a commit that adds to the last, partly full block writes it again,
+// so the file holds as many blocks as the rows fill, whatever the commits.
+TEST_F(RunFileTest, TheLastBlockOfFramesAndStacksGrowsInPlace) {
+  stepscope::Run run = make_full_run();
+  RunWriter writer(path("run.db"));
+  for (size_t commit = 0; commit < 12; ++commit) {
+    for (size_t i = 0; i < 300; ++i) {
+      FrameId f = run.intern_frame(fmt::format("f{}_{}", commit, i), "grow.py", static_cast<int>(i));
+      run.stacks.intern({f, f});
+    }
+    writer.commit(run);
+  }
+  expect_same_run(run, load_run(path("run.db")));
+  auto blocks = [&](const char* table) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path("run.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* count = nullptr;
+    sqlite3_prepare_v2(db, fmt::format("SELECT count(*), sum(count) FROM {}", table).c_str(), -1, &count, nullptr);
+    EXPECT_EQ(sqlite3_step(count), SQLITE_ROW);
+    std::pair<int64_t, int64_t> result{sqlite3_column_int64(count, 0), sqlite3_column_int64(count, 1)};
+    sqlite3_finalize(count);
+    sqlite3_close(db);
+    return result;
+  };
+  // 3 + 3600 frames; 3 + 7200 stacks besides the root.
+  EXPECT_EQ(blocks("frame_blocks"), std::make_pair(int64_t{4}, int64_t{3603}));
+  EXPECT_EQ(blocks("stack_blocks"), std::make_pair(int64_t{8}, int64_t{7203}));
+}
+
 TEST_F(RunFileTest, EmptyRunRoundTrips) {
   save_run(stepscope::Run{}, path("empty.db"));
   stepscope::Run loaded = load_run(path("empty.db"));
@@ -356,14 +386,46 @@ TEST_F(RunFileTest, OtherSqliteDatabaseIsNotARun) {
 TEST_F(RunFileTest, OtherSchemaVersionIsRefused) {
   save_run(make_full_run(), path("v99.db"));
   run_sql(path("v99.db"), "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
-  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 5");
+  expect_load_error(path("v99.db"), "has run schema version 99; this stepscope reads versions 1 to 6");
 }
 
-// Turns a file written now into one of schema 3: a row per counter value,
-// no counter blocks, and their run of rows in row_ranges.
+// Turns a file written now into one of schema 5: a row per frame and per
+// stack.
+void make_schema_five(const std::string& file, const Run& run) {
+  std::string sql =
+      "UPDATE meta SET value = '5' WHERE key = 'schema_version'; DROP TABLE frame_blocks; DROP TABLE stack_blocks;"
+      "CREATE TABLE frames(id INTEGER PRIMARY KEY, function INTEGER NOT NULL, file INTEGER NOT NULL,"
+      " line INTEGER NOT NULL, kind INTEGER NOT NULL);"
+      "CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, frame INTEGER NOT NULL);";
+  for (FrameId i = 0; i < run.frames.size(); ++i) {
+    const Frame& f = run.frames.get(i);
+    sql += fmt::format("INSERT INTO frames VALUES ({}, {}, {}, {}, {});", i, f.function, f.file, f.line,
+                       static_cast<int>(f.kind));
+  }
+  for (StackId i = 1; i < run.stacks.size(); ++i) {
+    sql += fmt::format("INSERT INTO stacks VALUES ({}, {}, {});", i, run.stacks.node(i).parent,
+                       run.stacks.node(i).frame);
+  }
+  run_sql(file, sql.c_str());
+}
+
+TEST_F(RunFileTest, SchemaVersionFiveStillLoads) {
+  stepscope::Run run = make_full_run();
+  save_run(run, path("v5.db"));
+  make_schema_five(path("v5.db"), run);
+  expect_same_run(run, load_run(path("v5.db")));
+  run_sql(path("v5.db"), "UPDATE stacks SET parent = 99 WHERE id = 2");
+  expect_load_error(path("v5.db"), "table stacks row 2: parent 99 does not precede it");
+  save_run(run, path("v5.db"));
+  make_schema_five(path("v5.db"), run);
+  run_sql(path("v5.db"), "UPDATE frames SET file = 999 WHERE id = 1");
+  expect_load_error(path("v5.db"), "table frames row 1: string 999 does not exist");
+}
+
 // Turns a file written now into one of schema 4: a row per span, a run of
-// them in row_ranges.
+// them in row_ranges (and a row per frame and stack).
 void make_schema_four(const std::string& file, const Run& run) {
+  make_schema_five(file, run);
   std::string sql =
       "UPDATE meta SET value = '4' WHERE key = 'schema_version'; DROP TABLE span_blocks;"
       "CREATE TABLE spans(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
@@ -476,7 +538,12 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
     const char* sql;
     const char* expected;
   };
-  for (const Case& c : {Case{"UPDATE stacks SET parent = 99 WHERE id = 2", "table stacks row 2"},
+  for (const Case& c : {Case{"UPDATE stack_blocks SET first_stack = 0", "table stack_blocks row 0: expected first stack 1"},
+                        Case{"UPDATE stack_blocks SET count = 2", "table stack_blocks row 0: a frame id out of range"},
+                        Case{"UPDATE stack_blocks SET data = x'0a78'", "table stack_blocks row 0: corrupt compressed stacks"},
+                        Case{"UPDATE frame_blocks SET count = 0", "table frame_blocks row 0: a count of 0 frames"},
+                        Case{"UPDATE frame_blocks SET id = 1", "table frame_blocks row 1: expected row id 0"},
+                        Case{"DELETE FROM strings WHERE id > 5", "table frame_blocks row 0: string 6 does not exist"},
                         Case{"UPDATE sample_blocks SET first_sample = 5", "expected first sample 0"},
                         Case{"UPDATE sample_blocks SET count = 0", "a count of 0 samples"},
                         Case{"UPDATE sample_blocks SET count = 3", "table sample_blocks row 0"},
@@ -487,7 +554,6 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
                         Case{"DELETE FROM counter_tracks", "table counter_blocks row 0: counter track 0 does not exist"},
                         Case{"UPDATE span_blocks SET data = x'0a78'", "table span_blocks row 0: bad block header"},
                         Case{"UPDATE span_blocks SET start_ns = start_ns + 1", "a span at 10 ns outside the block's"},
-                        Case{"UPDATE frames SET file = 999 WHERE id = 1", "string 999 does not exist"},
                         Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},
                         Case{"DELETE FROM strings WHERE id = 3", "expected row id 3"}}) {
     std::string file = path("broken.db");
