@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <string>
 #include <utility>
@@ -117,7 +118,7 @@ std::vector<HistogramBin> histogram(const std::vector<int64_t>& sorted, size_t b
   return out;
 }
 
-std::optional<double> rate(const std::vector<StepRecord>& steady, int64_t StepRecord::*field) {
+std::optional<double> rate(std::span<const StepRecord> steady, int64_t StepRecord::*field) {
   int64_t amount = 0, ns = 0;
   for (const StepRecord& s : steady) {
     if (s.*field < 0) continue;
@@ -139,10 +140,11 @@ std::optional<int64_t> peak(const std::vector<StepRecord>& steps, int64_t StepRe
 void summarize(ProcessSteps& p, size_t bins) {
   p.warmup_steps = warmup_step_count(p.steps.size());
   for (size_t i = 0; i < p.warmup_steps; ++i) p.steps[i].warmup = true;
-  std::vector<StepRecord> steady(p.steps.begin() + static_cast<std::ptrdiff_t>(p.warmup_steps), p.steps.end());
+  std::span<const StepRecord> steady = std::span<const StepRecord>(p.steps).subspan(p.warmup_steps);
   p.samples_per_sec = rate(steady, &StepRecord::samples);
   p.tokens_per_sec = rate(steady, &StepRecord::tokens);
   std::vector<int64_t> times;
+  times.reserve(steady.size());
   int64_t total = 0;
   std::array<int64_t, kStepPhaseCount> phase_total{};
   for (const StepRecord& s : steady) {
