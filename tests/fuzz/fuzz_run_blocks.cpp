@@ -88,9 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check<StackNode>(
         block, count,
         [limit, first](std::string_view bytes, size_t n, std::vector<StackNode>& out) {
+          const size_t before = out.size();
           std::string error = stepscope::decode_stack_block(bytes, n, first, limit, out);
-          for (size_t i = 1; i < out.size() && error.empty(); ++i) {
-            if (out[i].parent >= first + (i - 1) || out[i].frame >= limit) __builtin_trap();
+          for (size_t k = 0; before + k < out.size() && error.empty(); ++k) {  // stack first + k
+            if (out[before + k].parent >= first + k || out[before + k].frame >= limit) __builtin_trap();
           }
           return error;
         },
