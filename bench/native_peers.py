@@ -17,12 +17,18 @@ start-up) and ends when the target exits. Configurations are interleaved round b
      configurations, and bench/targets/deep_stack.py (part a of sampler_peers.py) with the
      three tools; CPU per sample over the whole run and in the steady state.
 
+--split-cpus pins the target (and its children) to CPU 0 and every tool to CPU 1 (taskset): the
+job's slowdown then is what a tool costs it in its own processes (the kernel's sampling, py-spy's
+stops), apart from the tool's CPU, which on a 2-vCPU VM the job would otherwise share, as it does
+not on a training node with cores to spare.
+
 With --native, stepscope's run holds native_merged / native_unmerged / native_incomplete /
 native_lost (docs/run-format.md): the tables give the merged share. When perf events are
 refused, stepscope says "some native stacks are missing ..." and the tables say so.
 
 usage: native_peers.py [--quick] [--only t,k] [--rounds N] [--k-rounds N] [--steps N]
-                       [--seconds S] [--stepscope PATH] [--python PYTHON] [--json OUT.json]
+                       [--seconds S] [--stepscope PATH] [--python PYTHON] [--split-cpus]
+                       [--no-py-spy] [--json OUT.json]
 Python 3 standard library only; helpers from sampler_peers.py (same folder).
 """
 import argparse
@@ -99,17 +105,22 @@ def non_idle_samples(exe, db):
     return sum(count for _, count in folded_stacks(folded, function_of_label))
 
 
-def run_once(config, target_argv, rate, workdir, duration=None, marker=None, timeout=600):
+# (target, tool) command prefixes: none, or --split-cpus's.
+NO_PINS = ([], [])
+SPLIT_CPUS = (["taskset", "-c", "0"], ["taskset", "-c", "1"])
+
+
+def run_once(config, target_argv, rate, workdir, duration=None, marker=None, timeout=600, pins=NO_PINS):
     """Spawns the target and, right after, the tool attached to it; both run to the
-    target's end. Returns the target's stdout, its exit time and, with a tool, the
-    tool's CPU seconds (wait4), samples and a trace [(s since the tool's start, CPU ns)]
+    target's end, each with its prefix of `pins` (taskset execs: the pid is the program's).
+    Returns the target's stdout, its exit time and, with a tool, the tool's CPU seconds (wait4), samples and a trace [(s since the tool's start, CPU ns)]
     of the tool's CPU read from /proc every 0.25 s. marker: a string of the
     target's stdout whose first appearance is noted (s since the target's start)."""
     tag = config.name.replace(" ", "_").replace("(", "").replace(")", "")
     target_out = workdir / f"{tag}.target"
     with open(target_out, "wb") as out:
         start = time.monotonic()
-        target = subprocess.Popen(target_argv, stdout=out, stderr=subprocess.DEVNULL)
+        target = subprocess.Popen(pins[0] + target_argv, stdout=out, stderr=subprocess.DEVNULL)
     ended = {}
 
     def reap():  # wait4: the target's CPU, its reaped children (DataLoader workers) included
@@ -129,7 +140,7 @@ def run_once(config, target_argv, rate, workdir, duration=None, marker=None, tim
                 os.unlink(result_file)
             err = open(workdir / f"{tag}.stderr", "wb")
             tool_start = time.monotonic()
-            tool = subprocess.Popen(config.argv(target.pid, rate, result_file, duration),
+            tool = subprocess.Popen(pins[1] + config.argv(target.pid, rate, result_file, duration),
                                     stdout=subprocess.DEVNULL, stderr=err)
             err.close()
         trace, marked = [], None
@@ -252,11 +263,11 @@ def summary_of(stdout):
     raise RuntimeError(f"the training job printed no summary: {stdout[-400:]!r}")
 
 
-def bench_training(all_configs, steps, rounds, rate, workdir):
+def bench_training(all_configs, steps, rounds, rate, workdir, pins=NO_PINS):
     results = {c.name: [] for c in all_configs}
     for rnd, order in rotations(all_configs, rounds):
         for config in order:
-            run = run_once(config, training_argv(steps), rate, workdir, marker="train_lm:")
+            run = run_once(config, training_argv(steps), rate, workdir, marker="train_lm:", pins=pins)
             run["round"] = rnd
             summary = summary_of(run.pop("stdout"))
             run["samples_per_s"] = summary["samples_per_s"]
@@ -352,7 +363,7 @@ def report_training(results, steps, rate, load_text):
 # ---------------------------------------------------------------- k. 1 kHz, 30 frames
 
 
-def bench_deep(all_configs, python, seconds, warmup, rounds, rate, workdir):
+def bench_deep(all_configs, python, seconds, warmup, rounds, rate, workdir, pins=NO_PINS):
     """Both targets per round: the 30-frame throughput loop (every configuration), then
     deep_stack.py (the tools only)."""
     results = {"throughput": {c.name: [] for c in all_configs},
@@ -361,7 +372,7 @@ def bench_deep(all_configs, python, seconds, warmup, rounds, rate, workdir):
     for rnd, order in rotations(all_configs, rounds):
         for config in order:
             argv = [python, "-c", DEEP_THROUGHPUT, str(TARGETS), str(seconds), str(warmup)]
-            run = run_once(config, argv, rate, workdir, duration)
+            run = run_once(config, argv, rate, workdir, duration, pins=pins)
             target = json.loads(run.pop("stdout").strip().splitlines()[-1])
             run["per_wall_s"], run["per_cpu_s"] = target["per_wall_s"], target["per_cpu_s"]
             run["round"] = rnd
@@ -374,7 +385,7 @@ def bench_deep(all_configs, python, seconds, warmup, rounds, rate, workdir):
             if not config.kind:
                 continue
             argv = [python, str(TARGETS / "deep_stack.py"), str(seconds + warmup)]
-            run = run_once(config, argv, rate, workdir, duration)
+            run = run_once(config, argv, rate, workdir, duration, pins=pins)
             run.pop("stdout")
             steady_us(run, 1.0, seconds + warmup - 0.5)
             results["deep_stack"][config.name].append(run)
@@ -468,20 +479,26 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0, help="part k: seconds counted")
     parser.add_argument("--python", default="/usr/bin/python3", help="part k's interpreter")
     parser.add_argument("--stepscope", default=str(ROOT / "build" / "stepscope"))
+    parser.add_argument("--no-py-spy", action="store_true",
+                        help="leave py-spy out (with --split-cpus it runs the job 6x longer)")
+    parser.add_argument("--split-cpus", action="store_true",
+                        help="the target on CPU 0, each tool on CPU 1 (taskset)")
     parser.add_argument("--json", help="also write the raw figures here")
     args = parser.parse_args()
+    pins = SPLIT_CPUS if args.split_cpus else NO_PINS
     parts = set(args.only.split(","))
     rounds = 1 if args.quick else args.rounds
-    all_configs = configs(args)
-    print(f"## `record --native` against py-spy --native: {os.cpu_count()} CPUs; {load()}\n",
+    all_configs = [c for c in configs(args) if not (args.no_py_spy and c.kind == "py-spy")]
+    split = "; the target on CPU 0, each tool on CPU 1" if args.split_cpus else ""
+    print(f"## `record --native` against py-spy --native: {os.cpu_count()} CPUs{split}; {load()}\n",
           flush=True)
-    raw = {"quick": args.quick, "rounds": rounds}
+    raw = {"quick": args.quick, "rounds": rounds, "split_cpus": args.split_cpus}
     with tempfile.TemporaryDirectory(prefix="stepscope-native-bench-") as tmp:
         workdir = Path(tmp)
         if "t" in parts:
             steps = 40 if args.quick else args.steps
             start_load = load()
-            results = bench_training(all_configs, steps, rounds, 100, workdir)
+            results = bench_training(all_configs, steps, rounds, 100, workdir, pins)
             raw["t"] = {"steps": steps, "runs": results}
             print(report_training(results, steps, 100, f"{start_load} → {load()}"), flush=True)
         if "k" in parts:
@@ -489,7 +506,7 @@ def main():
             start_load = load()
             k_rounds = 1 if args.quick else args.k_rounds
             results = bench_deep(all_configs, args.python, seconds, warmup, k_rounds, 1000,
-                                 workdir)
+                                 workdir, pins)
             raw["k"] = {"seconds": seconds, "warmup": warmup, "rounds": k_rounds,
                         "runs": results}
             print(report_deep(results, seconds, warmup, 1000, f"{start_load} → {load()}"),

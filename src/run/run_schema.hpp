@@ -8,12 +8,13 @@ inline constexpr const char* kFormatName = "stepscope.run";
 
 // Ids are the Run's dense indexes; a frame's is its block's first_frame plus
 // its place in the block, a stack's its block's first_stack plus its place,
-// a sample's its block's first_sample plus its place in the block, a counter value's its block's first_value
-// plus its place, a span's its block's first_span plus its place. A window is
-// read without the rest (RunFileReader::load) through the blocks' indexes on
-// time and, for flows, row_ranges: the span of each run of rows' key, a row
-// per commit rather than an index entry per row. A block's data comes last:
-// the columns after it would be read through its overflow pages.
+// a sample's its block's first_sample plus its place, a counter value's its
+// block's first_value plus its place, a span's its block's first_span plus
+// its place. A window is read without the rest (RunFileReader::load) through
+// the blocks' indexes on time and, for flows, row_ranges: the span of each
+// run of rows' key, a row per commit rather than an index entry per row. A
+// block's data comes last: the columns after it would be read through its
+// overflow pages.
 inline constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE metadata(key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -224,8 +224,8 @@ void RunWriter::write_growing_blocks(SqliteStatement& replace, const std::vector
   for (size_t first = first_row + block * kRowsPerStackBlock; first < rows.size(); first += kRowsPerStackBlock) {
     size_t count = std::min(kRowsPerStackBlock, rows.size() - first);
     replace.bind(1, static_cast<int64_t>(block++)).bind(2, static_cast<int64_t>(first));
-    replace.bind(3, static_cast<int64_t>(count)).bind_blob(4, encode(std::span<const Row>(rows.data() + first, count), first));
-    replace.run();
+    replace.bind(3, static_cast<int64_t>(count));
+    replace.bind_blob(4, encode(std::span<const Row>(rows.data() + first, count), first)).run();
   }
 }
 

@@ -3,8 +3,8 @@
 // counter values are kept (sample_block.hpp).
 //
 // A job's node of eight ranks holds tens of thousands of stacks; a row each
-// took a step of SQLite to read, 13 % of the CPU of each further run of a
-// job's report (bench/README.md, "Frames and stacks in blocks"). The tables
+// took a step of SQLite to read, an eighth of a job report's CPU
+// (bench/README.md, "Frames and stacks in blocks"). The tables
 // are small next to the samples, and a recorder adds to them as it meets new
 // code, so their last block is rewritten until it is full (RunWriter).
 #pragma once

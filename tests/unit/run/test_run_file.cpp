@@ -538,9 +538,9 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
     const char* sql;
     const char* expected;
   };
-  for (const Case& c : {Case{"UPDATE stack_blocks SET first_stack = 0", "table stack_blocks row 0: expected first stack 1"},
-                        Case{"UPDATE stack_blocks SET count = 2", "table stack_blocks row 0: a frame id out of range"},
-                        Case{"UPDATE stack_blocks SET data = x'0a78'", "table stack_blocks row 0: corrupt compressed stacks"},
+  for (const Case& c : {Case{"UPDATE stack_blocks SET first_stack = 0", "stack_blocks row 0: expected first stack 1"},
+                        Case{"UPDATE stack_blocks SET count = 2", "stack_blocks row 0: a frame id out of range"},
+                        Case{"UPDATE stack_blocks SET data = x'0a78'", "stack_blocks row 0: corrupt compressed stacks"},
                         Case{"UPDATE frame_blocks SET count = 0", "table frame_blocks row 0: a count of 0 frames"},
                         Case{"UPDATE frame_blocks SET id = 1", "table frame_blocks row 1: expected row id 0"},
                         Case{"DELETE FROM strings WHERE id > 5", "table frame_blocks row 0: string 6 does not exist"},
@@ -551,7 +551,7 @@ TEST_F(RunFileTest, DanglingReferencesNameTableAndRow) {
                         Case{"UPDATE sample_blocks SET end_ns = 15", "a sample at 20 ns outside the block's"},
                         Case{"UPDATE counter_blocks SET data = x'0a78'", "corrupt compressed counter values"},
                         Case{"UPDATE counter_blocks SET end_ns = 10", "a counter value at 15 ns outside the block's"},
-                        Case{"DELETE FROM counter_tracks", "table counter_blocks row 0: counter track 0 does not exist"},
+                        Case{"DELETE FROM counter_tracks", "counter_blocks row 0: counter track 0 does not exist"},
                         Case{"UPDATE span_blocks SET data = x'0a78'", "table span_blocks row 0: bad block header"},
                         Case{"UPDATE span_blocks SET start_ns = start_ns + 1", "a span at 10 ns outside the block's"},
                         Case{"UPDATE flows SET to_span = 5 WHERE id = 0", "span 5 does not exist"},
