@@ -16,18 +16,49 @@
 //    only the collectives' frames count.
 // The fraction is waiting samples over the step thread's samples in steady
 // steps.
+//
+// The samples come from the steps' walk over them (attribute_samples), which
+// finds each one's step and phase once for both.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "analyses/steps/phase_index.hpp"
 #include "analyses/steps/steps.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
 
-// Sets collective_wait_fraction of each of `processes` that has samples in
-// its steady steps.
-void measure_collective_waits(const Run& run, const PhaseIndex& phases, std::vector<ProcessSteps>& processes);
+class CollectiveWaits {
+ public:
+  CollectiveWaits(const Run& run, const std::vector<ProcessSteps>& processes);
+
+  // Whether a sample of processes[index] inside `step` needs its phase to
+  // be counted: an idle one of a process that computes on the CPU.
+  bool needs_phase(size_t index, const StepRecord& step, const Sample& s) const;
+  // Counts a sample of processes[index] inside `step`, in `phase` (known
+  // at least where needs_phase says so).
+  void add(size_t index, const StepRecord& step, const Sample& s, std::optional<StepPhase> phase);
+
+  // Sets collective_wait_fraction of each of `processes` that had samples in
+  // its steady steps.
+  void store(std::vector<ProcessSteps>& processes) const;
+
+ private:
+  // Whether a stack holds a frame of torch.distributed's collectives, each
+  // stack decided once (a run has thousands of stacks and many more samples).
+  bool contains_collective(StackId stack);
+
+  struct Count {
+    uint64_t samples = 0;
+    uint64_t waiting = 0;
+  };
+  const Run& run_;
+  std::vector<bool> collective_file_;  // by string id
+  std::vector<uint8_t> known_;         // by stack: kUnknown, kYes or kNo
+  std::vector<bool> on_accelerator_;   // by process
+  std::vector<Count> counts_;          // by process
+};
 
 }  // namespace stepscope

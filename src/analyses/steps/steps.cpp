@@ -283,16 +283,36 @@ std::map<int64_t, Intervals> worker_batches(const Run& run) {
   return out;
 }
 
-// What one sample of a process with steps says about it as the primary.
-void attribute_step_sample(const Run& run, PhaseFinder& phases, StepFinder& steps, const ProcessSteps& process,
-                           const Sample& s, StepSampleAttribution& out, std::map<FrameId, uint64_t>& wait_leaves) {
-  if (!steps.find(s.tid, s.ts_ns)) {
-    if (!process.steps.empty() && process.steps.front().tid == s.tid) ++out.outside_steps;
+// A process with steps as the walk over the samples sees it: its steps, and
+// what its samples say of it as the primary.
+struct StepsOfProcess {
+  explicit StepsOfProcess(const ProcessSteps& p) : process(&p), finder(p) {}
+  const ProcessSteps* process;
+  StepFinder finder;
+  StepSampleAttribution attribution;
+  std::map<FrameId, uint64_t> wait_leaves;  // of its data waits' samples
+};
+
+// What one sample of processes[index] says: its step's phase, to the
+// attribution (a sample with a stack) and to the collective waits.
+void add_step_sample(const Run& run, PhaseFinder& phases, size_t index, StepsOfProcess& p, const Sample& s,
+                     CollectiveWaits* waits) {
+  const bool attributed = s.stack != StackTree::kRoot;  // an empty stack: not the program's
+  const StepRecord* step = p.finder.find(s.tid, s.ts_ns);
+  if (!step) {
+    if (attributed && !p.process->steps.empty() && p.process->steps.front().tid == s.tid) {
+      ++p.attribution.outside_steps;
+    }
     return;
   }
-  StepPhase phase = phases.phase_in_step(process.pid, s.tid, s.ts_ns);
-  ++out.by_phase[static_cast<size_t>(phase)];
-  if (phase == StepPhase::kDataWait) ++wait_leaves[leaf_frame(run, s.stack)];
+  std::optional<StepPhase> phase;
+  if (attributed || (waits && waits->needs_phase(index, *step, s))) {
+    phase = phases.phase_in_step(p.process->pid, s.tid, s.ts_ns);
+  }
+  if (waits) waits->add(index, *step, s, phase);
+  if (!attributed) return;
+  ++p.attribution.by_phase[static_cast<size_t>(*phase)];
+  if (*phase == StepPhase::kDataWait) ++p.wait_leaves[leaf_frame(run, s.stack)];
 }
 
 // What a sample's process is to the attribution: a process with steps, a
@@ -303,20 +323,20 @@ struct SampleProcess {
 };
 
 // Each process with steps as if it were the primary, in one pass over the
-// samples (a run of eight ranks is not walked eight times): `phases` null:
-// a trace's steps, which have no phase spans.
+// samples (a run of eight ranks is not walked eight times), which also
+// counts the collective waits (`waits`, null for a trace's steps): `phases`
+// null: a trace's steps, which have no phase spans.
 std::vector<StepSampleAttribution> attribute_samples(const Run& run, const PhaseIndex* phases,
-                                                     const std::vector<ProcessSteps>& processes, size_t top) {
-  std::vector<StepSampleAttribution> out(processes.size());
-  if (run.samples.empty()) return out;
+                                                     const std::vector<ProcessSteps>& processes, size_t top,
+                                                     CollectiveWaits* waits) {
+  if (run.samples.empty()) return std::vector<StepSampleAttribution>(processes.size());
   std::optional<PhaseIndex> built;
   if (!phases) phases = &built.emplace(run);
   std::map<int64_t, Intervals> workers = worker_batches(run);
   std::unordered_map<int64_t, SampleProcess> process_of;
   for (size_t i = 0; i < processes.size(); ++i) process_of[processes[i].pid].steps = i;
   for (const auto& [pid, batches] : workers) process_of[pid].batches = &batches;
-  std::vector<std::map<FrameId, uint64_t>> wait_leaves(processes.size());
-  std::vector<StepFinder> finders(processes.begin(), processes.end());
+  std::vector<StepsOfProcess> with_steps(processes.begin(), processes.end());
   PhaseFinder phase_finder(*phases);
   std::map<int64_t, std::map<FrameId, uint64_t>> worker_leaves;  // by worker
   RecentAnswers<int64_t, const SampleProcess*> recent_process;
@@ -325,30 +345,28 @@ std::vector<StepSampleAttribution> attribute_samples(const Run& run, const Phase
     return found == process_of.end() ? nullptr : &found->second;
   };
   for (const Sample& s : run.samples) {
-    if (s.stack == StackTree::kRoot) continue;
     const SampleProcess* found = recent_process.get(s.pid, find_process);
     if (!found) continue;
     const SampleProcess& p = *found;
-    if (p.steps != SIZE_MAX) {
-      attribute_step_sample(run, phase_finder, finders[p.steps], processes[p.steps], s, out[p.steps],
-                            wait_leaves[p.steps]);
-    }
+    if (p.steps != SIZE_MAX) add_step_sample(run, phase_finder, p.steps, with_steps[p.steps], s, waits);
     // A worker's helper threads (tensor sharing, pinning) mostly sleep;
     // what its batches cost is in the threads that run.
-    if (p.batches && s.state != ThreadState::kIdle && inside(*p.batches, s.ts_ns)) {
+    if (p.batches && s.stack != StackTree::kRoot && s.state != ThreadState::kIdle && inside(*p.batches, s.ts_ns)) {
       ++worker_leaves[s.pid][leaf_frame(run, s.stack)];
     }
   }
-  for (size_t i = 0; i < processes.size(); ++i) {
+  std::vector<StepSampleAttribution> out;
+  for (StepsOfProcess& p : with_steps) {
     std::map<FrameId, uint64_t> others;  // the workers' samples, the primary's own batches aside
     for (const auto& [pid, leaves] : worker_leaves) {
-      if (pid == processes[i].pid) continue;
+      if (pid == p.process->pid) continue;
       for (auto [frame, count] : leaves) others[frame] += count;
     }
-    for (auto [frame, count] : wait_leaves[i]) out[i].data_wait_samples += count;
-    for (auto [frame, count] : others) out[i].worker_samples += count;
-    out[i].data_wait_functions = top_functions(run, wait_leaves[i], top);
-    out[i].worker_functions = top_functions(run, others, top);
+    StepSampleAttribution& a = out.emplace_back(std::move(p.attribution));
+    for (auto [frame, count] : p.wait_leaves) a.data_wait_samples += count;
+    for (auto [frame, count] : others) a.worker_samples += count;
+    a.data_wait_functions = top_functions(run, p.wait_leaves, top);
+    a.worker_functions = top_functions(run, others, top);
   }
   return out;
 }
@@ -399,7 +417,6 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
   if (!steps_by_pid.empty()) {
     phases.emplace(run);
     out.processes = collect_processes(run, options, *phases, std::move(steps_by_pid));
-    measure_collective_waits(run, *phases, out.processes);
   }
   out.origin = StepsOrigin::kHooks;
   if (out.processes.empty()) {
@@ -412,7 +429,11 @@ StepsAnalysis analyze(const Run& run, const StepsOptions& options, const std::ve
     return out;
   }
   out.primary = pick_primary(out.processes);
-  out.attributions = attribute_samples(run, phases ? &*phases : nullptr, out.processes, options.top_functions);
+  std::optional<CollectiveWaits> waits;  // of hooked steps
+  if (phases) waits.emplace(run, out.processes);
+  out.attributions = attribute_samples(run, phases ? &*phases : nullptr, out.processes, options.top_functions,
+                                       waits ? &*waits : nullptr);
+  if (waits) waits->store(out.processes);
   return out;
 }
 
