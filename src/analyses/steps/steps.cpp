@@ -297,7 +297,7 @@ struct StepsOfProcess {
 // attribution (a sample with a stack) and to the collective waits.
 void add_step_sample(const Run& run, PhaseFinder& phases, size_t index, StepsOfProcess& p, const Sample& s,
                      CollectiveWaits* waits) {
-  const bool attributed = s.stack != StackTree::kRoot;  // an empty stack: not the program's
+  const bool attributed = s.stack != StackTree::kRoot;  // an empty stack tells nothing of the step
   const StepRecord* step = p.finder.find(s.tid, s.ts_ns);
   if (!step) {
     if (attributed && !p.process->steps.empty() && p.process->steps.front().tid == s.tid) {
