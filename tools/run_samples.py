@@ -136,9 +136,11 @@ def decode_stack_block(data, count, first):
     return [(first + i - back[i], frame[i]) for i in range(count)]
 
 
-def _block_rows(db, table, first_column, decode):
+def _block_rows(db, table, first_column, decode, with_first=False):
+    """Each block's rows, id first; `with_first`: the decoder is told the block's first id too."""
     for first, count, data in db.execute(f"SELECT {first_column}, count, data FROM {table} ORDER BY id"):
-        for i, row in enumerate(decode(data, count)):
+        rows = decode(data, count, first) if with_first else decode(data, count)
+        for i, row in enumerate(rows):
             yield (first + i,) + row
 
 
@@ -164,9 +166,7 @@ def frames(db):
 
 def stacks(db):
     """Every stack of the run open as `db` (schema 6 on) but the root, in id order, id first."""
-    for first, count, data in db.execute("SELECT first_stack, count, data FROM stack_blocks ORDER BY id"):
-        for i, row in enumerate(decode_stack_block(data, count, first)):
-            yield (first + i,) + row
+    return _block_rows(db, "stack_blocks", "first_stack", decode_stack_block, with_first=True)
 
 
 def _has_table(db, name):

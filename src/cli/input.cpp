@@ -69,11 +69,12 @@ uint64_t memory_needed(const RunFileReader::RowCounts& rows) {
   return rows.bytes_in_memory() / 4 * 5 + kBytesBesideRows;
 }
 
-// What reading a run file takes at most, from its size alone: its blocks
-// hold up to 24 bytes of rows in memory per byte of file (an idle thread's
-// samples, 1 byte each stored), and the reader reserves for up to 64; the
-// analyses' quarter on top. Most runs need no more weighing than this.
-uint64_t memory_bound(uint64_t file_bytes) { return file_bytes * 64 / 4 * 5 + kBytesBesideRows; }
+// What reading a run file takes at most, from its size alone: the rows the
+// reader reserves for, and the analyses' quarter on top. Most runs need no
+// more weighing than this.
+uint64_t memory_bound(uint64_t file_bytes) {
+  return file_bytes * RunFileReader::kMostRowBytesPerFileByte / 4 * 5 + kBytesBesideRows;
+}
 
 // Runs whose size bounds what they take under this are not weighed: reading
 // the bounds (the cgroup's files among them) costs as much as reading such a

@@ -122,6 +122,12 @@ class RunFileReader {
   // The file's size when opened.
   uint64_t file_bytes() const;
 
+  // The most bytes of memory the reader reserves for a table's rows kept in
+  // compressed blocks, per byte of the file: such rows take up to 24 times
+  // as much memory as file (an idle thread's samples: 1 byte a sample
+  // stored, 24 in memory). What a file's size alone bounds its reading by.
+  static constexpr uint64_t kMostRowBytesPerFileByte = 64;
+
   // How many rows of its large tables load() (or load(window)) would hold,
   // as the file claims them, before reading any: what its blocks hold (of a
   // window: the blocks that meet it), a table of rows (older schemas) whole.

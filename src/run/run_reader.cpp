@@ -64,10 +64,10 @@ struct KeyRange {
 // corrupt count costs no more than reserved, untouched memory of a few
 // times the file's size, and is found out as the rows are read.
 constexpr uint64_t kMostReservedPerFileByte = 4;
-// The same for rows kept in compressed blocks, which take up to 24 times as
-// much memory as file (an idle thread's samples: 1 byte a sample stored, 24
-// in memory); where even that cannot be had, the rows are read without.
-constexpr uint64_t kMostReservedPerBlockFileByte = 64;
+// The same for rows kept in compressed blocks (RunFileReader::
+// kMostRowBytesPerFileByte); where even that cannot be had, the rows are
+// read without.
+constexpr uint64_t kMostReservedPerBlockFileByte = RunFileReader::kMostRowBytesPerFileByte;
 
 // From this size on a run file's samples, spans and counters are read side
 // by side: below it two more connections and threads cost more than they
