@@ -53,9 +53,10 @@ PY_SPY = VENV_BIN / "py-spy"
 MISSING = "some native stacks are missing"
 
 # The throughput target's loop 30 frames deep: <module>, nest(26) .. nest(0), measure, work.
+# argv: TARGETS SECONDS WARMUP [WINDOW] (one window of SECONDS when not given).
 DEEP_THROUGHPUT = ("import json, sys; sys.path.insert(0, sys.argv[1]); import throughput; "
                    "print(json.dumps(throughput.nest(26, float(sys.argv[2]), float(sys.argv[3]), "
-                   "float(sys.argv[2]))), flush=True)")
+                   "float((sys.argv + [sys.argv[2]])[4]))), flush=True)")
 
 
 class Config:

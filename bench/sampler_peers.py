@@ -597,22 +597,32 @@ def throughput_phased(sampler, python, seconds, warmup, phase, same_cpu, workdir
     return result
 
 
-def phase_ratios(windows, phases, guard=0.02):
-    """Throughput of each sampling phase over the mean of the paused phases on
-    either side of it (which cancels slow drifts of the machine's speed). Windows
-    that straddle a switch, or start within `guard` s after one, are left out."""
+def phase_rates(windows, phases, guard=0.02):
+    """[(the phase's label, counts a second in it)]: a phase's label is falsy while
+    paused, else what it ran (True, or a tool's name). Windows that straddle a switch,
+    or start within `guard` s after one, are left out; None where too little is left."""
     bounds = [start for start, _ in phases] + [float("inf")]
     rates = []
-    for i, (start, on) in enumerate(phases):
+    for i, (start, label) in enumerate(phases):
         inside = [w for w in windows if w[0] >= start + guard and w[1] <= bounds[i + 1]]
         seconds = sum(w[1] - w[0] for w in inside)
-        rates.append((on, sum(w[2] for w in inside) / seconds if seconds > 0.02 else None))
+        rates.append((label, sum(w[2] for w in inside) / seconds if seconds > 0.02 else None))
+    return rates
+
+
+def neighbour_ratios(rates):
+    """[(label, ratio)]: the rate of each sampling phase over the mean of the paused phases
+    on either side of it, which cancels slow drifts of the machine's speed."""
     ratios = []
     for i in range(1, len(rates) - 1):
-        (before_on, before), (on, here), (after_on, after) = rates[i - 1], rates[i], rates[i + 1]
-        if on and not before_on and not after_on and None not in (before, here, after):
-            ratios.append(here / ((before + after) / 2))
+        (before_on, before), (label, here), (after_on, after) = rates[i - 1], rates[i], rates[i + 1]
+        if label and not before_on and not after_on and None not in (before, here, after):
+            ratios.append((label, here / ((before + after) / 2)))
     return ratios
+
+
+def phase_ratios(windows, phases, guard=0.02):
+    return neighbour_ratios(phase_rates(windows, phases, guard))
 
 
 def bench_slowdown(samplers, python, seconds, warmup, phase, workdir):
@@ -629,7 +639,7 @@ def bench_slowdown(samplers, python, seconds, warmup, phase, workdir):
 def report_slowdown(results, seconds, phase, load_text):
     rows = []
     for name, run in results.items():
-        ratios = phase_ratios(run["windows"], run["phases"])
+        ratios = [ratio for _, ratio in phase_ratios(run["windows"], run["phases"])]
         mean = statistics.fmean(ratios) if ratios else float("nan")
         se = statistics.stdev(ratios) / len(ratios) ** 0.5 if len(ratios) > 1 else float("nan")
         share = (f"{100 * run['sampler_cpu_s'] / run['sampling_s']:.2f}"
