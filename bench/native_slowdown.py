@@ -54,7 +54,16 @@ from sampler_peers import (ROOT, TARGETS, load, neighbour_ratios, phase_rates,  
 BATCH = 16  # train_lm.py's default batch size: samples a step
 
 
-class TrainingJob:
+class Target:
+    """A target process (and its children) in a session of its own: `proc`."""
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+class TrainingJob(Target):
     """The README's training job, printing every step; a thread notes when each step's line
     reaches us."""
 
@@ -88,18 +97,12 @@ class TrainingJob:
     def finish(self, seconds):
         """After `seconds` more: ends the job; returns its windows [(start, end, 1 step)]."""
         time.sleep(seconds)
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        self.kill()
         times = list(self.times)
         return [(a, b, 1) for a, b in zip(times, times[1:])]
 
-    def kill(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
 
-
-class DeepLoop(TrainingJob):
+class DeepLoop(Target):
     """bench/targets/throughput.py's loop 30 frames deep (native_peers.py's part k),
     counting its own iterations in windows of 50 ms, for as long as the blocks take."""
 
@@ -193,7 +196,7 @@ def report(target, tools, windows, twin_windows, phases, cpu, args):
                      f"{low:+.2f} … {high:+.2f}",
                      f"{statistics.median(cpu[tool.name]):.3f}"])
     pinned = "; target on CPU 0, tools on CPU 1" if args.split_cpus else ""
-    pinned += "; each phase's rate over a twin's beside it" if args.twin else ""
+    pinned += "; each block's rate over a twin's beside it" if args.twin else ""
     return "\n".join([
         f"{target.name[0].upper()}{target.name[1:]}, one run: {args.rounds} rounds of "
         f"{args.block:g} s blocks, tools at {args.rate} Hz, the first {args.settle:g} s of each "
