@@ -207,7 +207,12 @@ def report(target, tools, windows, twin_windows, phases, cpu, args):
         ""])
 
 
+def end_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # through record_blocks' finally: the target and twin end too
+
+
 def main():
+    signal.signal(signal.SIGTERM, end_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", choices=("job", "deep"), default="job",
                         help="the training job, or a 30-frame Python loop (say --rate 1000)")
