@@ -111,7 +111,9 @@ class DeepLoop(Target):
 
     def __init__(self, args, pins, tools):
         blocks = args.rounds * len(tools)
-        seconds = blocks * (2 * args.block + 2.5) + args.block  # ends after the last bare block
+        # Ends after the last bare block: each tool's block takes up to 2.5 s more than asked
+        # (its start, its file's last commit); the blocks wait for the loop's end, not it for them.
+        seconds = blocks * (2 * args.block + 2.5) + args.block
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             pins[0] + [args.python, "-c", DEEP_THROUGHPUT, str(TARGETS), str(seconds),
