@@ -26,9 +26,15 @@ def _end_step(samples, tokens):
     from . import _steps
     tracker = _steps.tracker()
     if tracker is not None:
-        tracker.explicit = True
-        tracker.trained()
-        tracker.end(_channel.now_ns(), samples, tokens)
+        samples = -1 if samples is None else int(samples)  # -1: the batches' (docs/steps.md)
+        tokens = -1 if tokens is None else int(tokens)
+        tid, ts = _threads.current().tid, _channel.now_ns()
+        tracker.step_ends += 1
+        tracker.channel.post((_steps.EXPLICIT, tid, ts, ts, samples, tokens, 0, 0))
+        if ts >= tracker.peaks_due_ns:
+            tracker.read_peaks(tid, ts)
+        if ts >= tracker.due_ns:
+            tracker.tick()
 
 
 def step(samples=None, tokens=None):
@@ -61,7 +67,7 @@ def _note_activity(ts):
     from . import _steps
     tracker = _steps.tracker()
     if tracker is not None:
-        tracker.activity(ts)
+        tracker.channel.post((_steps.ACTIVITY, _threads.current().tid, ts, ts, 0, 0, 0, 0))
 
 
 def _send_range(name, start, end):

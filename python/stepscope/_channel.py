@@ -1,10 +1,10 @@
 """The channel to the recorder: a Unix datagram socket named by STEPSCOPE_CHANNEL.
 
-Records are described in docs/steps.md, "Wire format". Those of numbers alone (steps,
-phases, data waits, gc pauses) are packed as eight int64 and sent as binary datagrams
-(`SS2`): a training step pays for one struct.pack per record (0.2 us), not for
-formatting text (0.5 to 0.8 us). Records with text (facts, ranges, notes) are text
-lines (`SS1`). Records are sent several to a datagram: at most one send per
+Records are described in docs/steps.md, "Wire format". Those of numbers alone (the
+places of a step, gc pauses, worker batches) are eight int64 each, kept in one array
+and sent as binary datagrams (`SS2`): a place of a step extends the array with a tuple
+(one call, no formatting), and a send takes its bytes whole. Records with text (facts,
+ranges, notes) are text lines (`SS1`). Records are sent several to a datagram: at most one send per
 _SEND_INTERVAL_NS (or per _MAX_RECORDS records), so fast steps share a system call and a
 slow step's records leave at its end. A send while the program runs never blocks and
 never raises into the program: while the recorder's queue is full (it holds 10
@@ -15,6 +15,7 @@ The last send, at exit, waits up to _EXIT_WAIT_S for room, so a burst of steps j
 before exit is not lost. A recorder that is gone turns the channel off.
 """
 
+import array
 import os
 import socket
 import struct
@@ -31,8 +32,9 @@ _EXIT_WAIT_S = 1.0               # how long the exit's send waits for room in th
 
 # A binary record: its type (the text record's letter), then seven values (0: none),
 # each a native int64 (the recorder runs on this machine).
-STEP, DATA_WAIT, FORWARD, BACKWARD, OPTIMIZER, WORKER_BATCH, GC_PAUSE, EVALUATION, PEAKS = map(ord, "SDFBOWGEM")
+WORKER_BATCH, GC_PAUSE = map(ord, "WG")  # the places' types are _steps.py's
 _RECORD = struct.Struct("=8q")
+_VALUES = 8  # a record's int64 values in the array
 _MAX_BACKLOG_RECORDS = _MAX_BACKLOG_BYTES // _RECORD.size
 
 # CLOCK_MONOTONIC on Linux: the clock the recorder stamps the run with. The C function
@@ -44,6 +46,9 @@ class Channel:
     def __init__(self, path):
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
+        # The binary records, eight values each. One array for the process's life: the
+        # places hold its extend method; a forked child empties it.
+        self.records = array.array("q")
         self._reset_after_fork()
         try:  # connected once, so that a send does not look the path up again
             self._sock.connect(path)
@@ -56,14 +61,11 @@ class Channel:
 
     def _reset_after_fork(self):
         self._lock = threading.Lock()
-        # Appended to without the lock (list.append is atomic); a send takes records
-        # from the front only, so one appended meanwhile waits for the next. Binary
-        # records are kept packed one by one and joined when sent: a bytearray grown
-        # record by record and emptied at each send is reallocated again and again
-        # (CPython shrinks it to the exact size after a large deletion, then grows it
-        # by 1/8), which cost a quarter of the hooks' time inside a step.
+        # Appended to without the lock (list.append, and array.extend with a tuple of
+        # ints, are atomic under the GIL); a send takes records from the front only, so
+        # one appended meanwhile waits for the next.
         self._lines = []
-        self._binary = []
+        del self.records[:]
         self._waiting = 0  # records a full queue refused, waiting for the next send
         self._last_send_ns = 0
         self._dropped = 0
@@ -79,16 +81,21 @@ class Channel:
 
     def post(self, record, flush=False):
         """Queues one record of numbers (eight, the type first); sends when due. A bad
-        value raises before anything is queued."""
+        value raises before anything is queued (packed first: an extend that failed
+        halfway would leave part of a record)."""
         if not self.open:
             return
-        self._binary.append(_RECORD.pack(*record))
-        # A cheap test before the call (this runs several times a step); _send_if_due decides.
-        if flush or len(self._binary) >= _MAX_RECORDS or now_ns() - self._last_send_ns > _SEND_INTERVAL_NS:
-            self._send_if_due(flush)
+        self.records.frombytes(_RECORD.pack(*record))
+        self._send_if_due(flush)
+
+    def flush(self):
+        """Sends what is queued now."""
+        if self.open:
+            with self._lock:
+                self._flush_locked()
 
     def _send_if_due(self, flush):
-        queued = len(self._lines) + len(self._binary) - self._waiting
+        queued = len(self._lines) + len(self.records) // _VALUES - self._waiting
         if flush or queued >= _MAX_RECORDS or now_ns() - self._last_send_ns > _SEND_INTERVAL_NS:
             with self._lock:
                 self._flush_locked()
@@ -105,20 +112,20 @@ class Channel:
         self._last_send_ns = now_ns()
         self._send_binary()
         self._send_lines()
-        self._waiting = len(self._lines) + len(self._binary)
+        self._waiting = len(self._lines) + len(self.records) // _VALUES
         if self._waiting:
             self._trim_backlog()
 
     def _send_binary(self):
-        binary = self._binary
-        count = len(binary)
+        records = self.records
+        count = len(records) // _VALUES
         sent = 0
         while sent < count and self.open:
-            chunk = binary[:min(count - sent, _DATAGRAM_RECORDS)]
-            if not self._send(self._headers[1] + b"".join(chunk)):
-                return
-            del binary[:len(chunk)]
-            sent += len(chunk)
+            chunk = min(count - sent, _DATAGRAM_RECORDS)
+            if not self._send(self._headers[1] + records[sent * _VALUES:(sent + chunk) * _VALUES].tobytes()):
+                break
+            sent += chunk
+        del records[:sent * _VALUES]
 
     def _send_lines(self):
         lines = self._lines
@@ -147,15 +154,15 @@ class Channel:
             # The recorder is gone (or never listened): stop trying, quietly.
             self.open = False
             self._lines.clear()
-            del self._binary[:]
+            del self.records[:]
             return False
 
     def _trim_backlog(self):
         """Drops the oldest records waiting for the recorder while they exceed the bound."""
-        binary = self._binary
-        extra_records = len(binary) - _MAX_BACKLOG_RECORDS
+        records = self.records
+        extra_records = len(records) // _VALUES - _MAX_BACKLOG_RECORDS
         if extra_records > 0:
-            del binary[:extra_records]
+            del records[:extra_records * _VALUES]
             self._dropped += extra_records
         lines = self._lines
         size = sum(len(line) + 1 for line in lines)
@@ -165,7 +172,7 @@ class Channel:
             dropped += 1
         del lines[:dropped]
         self._dropped += dropped
-        self._waiting = len(lines) + len(binary)
+        self._waiting = len(lines) + len(records) // _VALUES
 
 
 def clean_name(name):

@@ -1,34 +1,29 @@
-"""Step boundaries of this process, shared by the torch hooks and the explicit API.
+"""The in-process half of the steps: what the hooks note at each place of a step.
 
-A step runs from the end of the previous one (or, for the first, from the first
-activity seen: a data wait, a forward, a range) to the next optimizer step or
-stepscope.step() call. Its samples and tokens are those of the batches fetched during
-it, unless the caller of stepscope.step() says otherwise.
+The places of a step (a batch fetched, the outermost forward, backward and optimizer
+step, a stepscope.step() call) each append one record to the channel's buffer
+(docs/steps.md, "Wire format"): the thread, the times, and for a batch its size, for an
+optimizer step which optimizer. What they make (data waits, phases, evaluation, steps,
+rounds of several optimizers) the recorder assembles from them, in order
+(src/collectors/hooks/step_assembly.hpp). Inside a training step, where the caches hold
+the model, that bookkeeping in Python cost about 120 us a step on the AMD EPYC VM
+(bench/README.md, "The step assembly moved into the recorder"); a place now pays a
+tuple, an append and a comparison.
 
-Several optimizers that step in turn (a GAN's discriminator and generator) make one
-step: the optimizer steps between two batches are a round, and a step ends at the last
-optimizer step of a round. How many optimizers a round has is learned from the rounds
-before; until then (the first round, or a round with fewer optimizer steps) the step
-ends when the round does: at the next batch, at an optimizer that steps again, or at
-exit, with the time of the round's last optimizer step.
+A place compares its time with `due_ns`: at or after it the tracker ticks: the channel
+sends what is queued (at most once per _SEND_INTERVAL_NS), and the forward hooks hear
+how many steps ended since the last tick (optimizer steps and stepscope.step() calls:
+`step_ends`), which paces their search for the model's root modules. While they search
+(`eager`), every place ticks, so each step's end is seen at once.
 
-Evaluation inside training is not the step's forward or data wait, and its batches are
-not the step's samples: the batches and forwards since the last backward or optimizer
-step are held (a segment) until a backward or an optimizer step says they trained. A
-segment that ran a forward and is closed by the next batch (or by the exit) instead
-trained nothing: it is sent as one evaluation span. A segment of batches alone stays
-open, so a loader that fetches a batch ahead (Lightning, accelerate) still counts it.
-With explicit steps (stepscope.step()) nothing is held: the caller says what a step is.
-
-The peaks of host and device memory are read at a step's end once _PEAK_INTERVAL_NS has
-passed since the last read: each read is the peak since the one before, so steps faster
-than that share one, sent with the last of them (the others send -1, not read). A read
-costs two system calls, 12 to 40 us inside a training step, where the caches hold the
-model (bench/README.md, "The memory peaks once per 100 ms"): once per 100 ms that is at
-most 0.04 % of the time, where once per 10 ms a 6-9 ms step read them every other step
-(15-20 us a step). At exit, the peaks since the last read are read once more and sent for
-the last step that went without (a `M` record), so the run's peak is the same as with a
-read at every step.
+The peaks of host and device memory are read at an optimizer step or stepscope.step()
+once _PEAK_INTERVAL_NS has passed since the last read (`peaks_due_ns`), and sent as a
+record at that place's time: each read is the peak since the one before, and the
+recorder gives it to the step that ends there (or the next to end), so steps faster
+than that share one. A read costs two system calls, 12 to 40 us inside a training step
+(bench/README.md, "The memory peaks once per 100 ms"). At exit, the peaks since the last
+read are read once more if a step ended since, for the last step, so the run's peak is
+the same as with a read at every step.
 """
 
 import threading
@@ -37,155 +32,67 @@ from . import _channel, _threads
 from ._memory import Memory
 
 _PEAK_INTERVAL_NS = 100_000_000
+_SEND_INTERVAL_NS = 100_000_000
 
-# Batches a segment holds before it no longer waits for a forward (a loop that only
-# reads its DataLoader): they are sent as data waits then.
-_MAX_HELD_BATCHES = 8
-
-
-class _Segment:
-    """The batches and forwards since the last backward or optimizer step."""
-
-    def __init__(self):
-        self.batches = []   # (tid, start, end, samples, tokens)
-        self.forwards = []  # (tid, start, end)
-
-    def clear(self):
-        self.batches.clear()
-        self.forwards.clear()
-
-    def bounds(self):
-        spans = self.batches + self.forwards
-        return spans[0][0], min(span[1] for span in spans), max(span[2] for span in spans)
+# The places' records: a batch fetched (samples, tokens), the outermost forward,
+# backward and optimizer step (which optimizer), a step GradScaler skipped (which
+# optimizer), a range begun, stepscope.step() (samples, tokens; -1: the batches'), the
+# memory peaks read (host, device).
+FETCHED, FORWARD, BACKWARD, OPTIMIZER, SKIPPED, ACTIVITY, EXPLICIT, PEAKS = map(ord, "DFBOKASM")
 
 
 class StepTracker:
     def __init__(self, channel):
         self.channel = channel
         self.memory = Memory()
-        self.explicit = False  # once stepscope.step() is called, optimizer steps no longer end steps
-        self.start = None
-        self.samples = -1
-        self.tokens = -1
-        self.step_ended = None  # (function, its Hook) called after each step's end
-        self._peaks_read_ns = None  # when the memory peaks were last read
-        self._unread_step = None    # (tid, end) of the last step sent without its peaks
-        self.optimizer_steps = 0
-        self._round = set()     # the optimizers that stepped since the last batch
-        self._round_size = 0    # optimizers in a round, from the last one (0: not known yet)
-        self._round_end = None  # the round's last optimizer step, while its step is open
-        self._segment = _Segment()
+        self.records = channel.records  # the places extend it with a record's eight values
+        self.due_ns = 0          # a place at or after this time ticks
+        self.peaks_due_ns = 0    # a step's end at or after this time reads the memory peaks
+        self.eager = False       # tick at every place (while the forward hooks search)
+        self.step_ends = 0       # optimizer steps and stepscope.step() calls; GradScaler's hook compares it
+        self.steps_ended = None  # (function, its Hook): told how many steps ended, at a tick
+        self._ticked_step_ends = 0
+        self._read_step_ends = 0  # step_ends at the last read of the peaks
+        self._send_due_ns = 0
         channel.send("P rss_peak %s" % self.memory.mode())
 
-    def activity(self, ts):
-        if self.start is None:
-            self.start = ts
+    def set_eager(self, eager):
+        """While eager, every place ticks."""
+        self.eager = eager
+        if eager:
+            self.due_ns = 0
 
-    def optimizer_stepped(self, optimizer, ts):
-        """An optimizer step ended at `ts`: it ends the step once the round is complete."""
-        self.optimizer_steps += 1
-        self.trained()
-        if self.explicit:
-            return
-        if optimizer in self._round:  # it steps again: the round before was complete
-            self._close_round()
-        self._round.add(optimizer)
-        self._round_end = ts
-        if self._round_size and len(self._round) == self._round_size:
-            self.end(ts)
-            self._round_end = None
-
-    def _close_round(self):
-        if self._round_end is not None and not self.explicit:
-            self.end(self._round_end)
-            self._round_end = None
-        if self._round:
-            self._round_size = len(self._round)
-            self._round = set()
-
-    def finish(self):
-        """At exit: the step of a round that never closed, what was held, and the memory
-        peaks of the steps since the last read."""
-        if self._round_end is not None and not self.explicit:
-            self.end(self._round_end)
-            self._round_end = None
-        if self._segment.forwards:
-            self._send_evaluation()
-        else:
-            self.trained()
-        if self._unread_step is not None:
-            tid, ts = self._unread_step
-            host, device = self._read_peaks(ts)
-            self.channel.post((_channel.PEAKS, tid, ts, ts, host, device, 0, 0))
-
-    def fetched(self, tid, start, end, samples, tokens):
-        """A DataLoader batch: the step's, once a backward or optimizer step follows."""
-        if self.start is None:
-            self.start = start
-        if self._segment.forwards and not self.explicit:
-            self._send_evaluation()
-        if self._round:
-            self._close_round()
-        self._segment.batches.append((tid, start, end, samples, tokens))
-        if self.explicit or len(self._segment.batches) > _MAX_HELD_BATCHES:
-            self.trained()
-
-    def forward(self, tid, start, end):
-        if self.start is None:
-            self.start = start
-        self._segment.forwards.append((tid, start, end))
-        if self.explicit:
-            self.trained()
-
-    def trained(self):
-        """A backward or an optimizer step: what the segment held was the step's."""
-        if not self._segment.batches and not self._segment.forwards:
-            return  # the optimizer step after a backward: nothing since
-        for tid, start, end, samples, tokens in self._segment.batches:
-            if samples >= 0:
-                self.samples = samples + max(self.samples, 0)
-            if tokens >= 0:
-                self.tokens = tokens + max(self.tokens, 0)
-            self.channel.post((_channel.DATA_WAIT, tid, start, end, samples, tokens, 0, 0))
-        for tid, start, end in self._segment.forwards:
-            self.channel.post((_channel.FORWARD, tid, start, end, 0, 0, 0, 0))
-        self._segment.clear()
-
-    def _send_evaluation(self):
-        tid, start, end = self._segment.bounds()
-        self.channel.post((_channel.EVALUATION, tid, start, end, 0, 0, 0, 0))
-        self._segment.clear()
-
-    def end(self, ts, samples=None, tokens=None):
-        start = self.start if self.start is not None else ts
-        samples = self.samples if samples is None else int(samples)
-        tokens = self.tokens if tokens is None else int(tokens)
-        state = getattr(_threads.local, "state", None) or _threads.current()
-        if self._peaks_read_ns is None or ts - self._peaks_read_ns >= _PEAK_INTERVAL_NS:
-            host, device = self._read_peaks(ts)
-            self._unread_step = None
-        else:
-            host = device = -1
-            self._unread_step = (state.tid, ts)
-        self.channel.post((_channel.STEP, state.tid, start, ts, samples, tokens, host, device))
-        self.start = ts
-        self.samples = -1
-        self.tokens = -1
-        if self.step_ended is not None:
-            function, hook = self.step_ended
+    def tick(self):
+        """At a place at or after due_ns: sends what is queued when the send is due, and
+        tells the forward hooks how many steps ended since the last tick."""
+        now = _channel.now_ns()
+        if now >= self._send_due_ns:
+            self._send_due_ns = now + _SEND_INTERVAL_NS
+            self.channel.flush()
+        self.due_ns = 0 if self.eager else self._send_due_ns
+        ended = self.step_ends - self._ticked_step_ends
+        self._ticked_step_ends += ended
+        if ended and self.steps_ended is not None:
+            function, hook = self.steps_ended
             if hook.on:
                 try:
-                    function()
+                    function(ended)
                 except Exception as error:  # noqa: BLE001 - its hook turns off, as Hook.run does
                     hook.disable(error)
 
-    def _read_peaks(self, ts):
-        """(host, device) peaks since the last read."""
-        self._peaks_read_ns = ts
+    def read_peaks(self, tid, ts):
+        """The peaks since the last read, sent for the step that ends at `ts`."""
+        self.peaks_due_ns = ts + _PEAK_INTERVAL_NS
+        self._read_step_ends = self.step_ends
         memory = self.memory
         host = memory.host.take() if memory.host is not None else -1
         device = memory.device_peak() if memory.device_peak is not None else -1
-        return host, device
+        self.channel.post((PEAKS, tid, ts, ts, host, device, 0, 0))
+
+    def finish(self):
+        """At exit: the peaks of the steps since the last read."""
+        if self.step_ends != self._read_step_ends:
+            self.read_peaks(_threads.current().tid, _channel.now_ns())
 
 
 _tracker = None

@@ -11,7 +11,7 @@ What each hook measures (docs/steps.md has the whole story):
               evaluation (_steps.py)
   backward    torch.autograd.backward (which Tensor.backward calls)
   worker      in DataLoader workers, the dataset fetch of each batch
-  memory      at a step's end, at most once per 10 ms (_steps.py): peak RSS, and CUDA's
+  memory      at a step's end, at most once per 100 ms (_steps.py): peak RSS, and CUDA's
               allocator peak when CUDA is in use
   gc          gc.callbacks: each collection of Python's cyclic garbage collector
   profiler    torch.profiler asking for CUDA activity: stepscope's GPU collector
@@ -19,10 +19,13 @@ What each hook measures (docs/steps.md has the whole story):
   distributed init_process_group: from then on the process answers `stepscope dump`
               with torch's Flight Recorder state (_flight.py)
 
-Every hook is a Hook: its first exception turns it off with one warning. The code that
-runs at every step catches that exception itself (Hook.disable) rather than going
-through Hook.run: each Python call costs a microsecond or two inside a training step,
-where the caches hold the model, not the hooks (bench/README.md, "The step hooks").
+The hooks at the places of a step (optimizer, data wait, forward, backward) only read
+the clock and append a record to the channel's buffer; the recorder makes steps of them
+(_steps.py). Every hook is a Hook: its first exception turns it off with one
+warning. The code that runs at every step catches that exception itself (Hook.disable)
+rather than going through Hook.run: each Python call costs a microsecond or two inside a
+training step, where the caches hold the model, not the hooks (bench/README.md, "The
+step hooks").
 """
 
 import functools
@@ -37,6 +40,7 @@ from . import _channel, _cupti, _flight, _steps, _threads
 from ._hook import Hook
 
 _now = _channel.now_ns
+_FETCHED, _FORWARD, _BACKWARD, _OPTIMIZER = _steps.FETCHED, _steps.FORWARD, _steps.BACKWARD, _steps.OPTIMIZER
 _thread_local = _threads.local
 _thread_state = _threads.current
 
@@ -56,11 +60,21 @@ distributed_hook = Hook("distributed")
 
 # --------------------------------------------------------------------------- steps
 
+def _tick(tracker, hook):
+    """The tracker's tick, when a place finds it due; a failure turns that place's hook
+    off."""
+    try:
+        tracker.tick()
+    except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+        hook.disable(error)
+
+
 def _optimizer_step_hooks(tracker):
     """The (pre, post) hooks of every optimizer step: torch's global hooks (2.x), or the
     1.13 wrapper's calls. The outermost step's pre hook notes its start; its post hook
-    sends the optimizer span, and ends the step when the round of optimizers is complete."""
-    channel = tracker.channel
+    appends the step's record (the recorder ends the step when the round of optimizers is
+    complete) and reads the memory peaks when due."""
+    extend = tracker.records.extend
 
     def pre_step(optimizer, args, kwargs):
         if optimizer_hook.on:
@@ -79,10 +93,14 @@ def _optimizer_step_hooks(tracker):
         state.opt = 0
         # A forward that raised never ran its post hook: start every step clean.
         state.fwd = 0
+        end = _now()
+        tracker.step_ends += 1
+        extend((_OPTIMIZER, state.tid, state.opt_start, end, id(optimizer), 0, 0, 0))
         try:
-            end = _now()
-            channel.post((_channel.OPTIMIZER, state.tid, state.opt_start, end, 0, 0, 0, 0))
-            tracker.optimizer_stepped(id(optimizer), end)
+            if end >= tracker.peaks_due_ns:
+                tracker.read_peaks(state.tid, end)
+            if end >= tracker.due_ns:
+                tracker.tick()
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
             optimizer_hook.disable(error)
 
@@ -132,9 +150,9 @@ def _install_grad_scaler_hooks(torch):
 
     def step(self, optimizer, *args, **kwargs):
         tracker = _steps.tracker()
-        steps_before = tracker.optimizer_steps
+        steps_before = tracker.step_ends
         result = original_step(self, optimizer, *args, **kwargs)
-        if optimizer_hook.on and tracker.optimizer_steps == steps_before:
+        if optimizer_hook.on and tracker.step_ends == steps_before:
             optimizer_hook.run(_skipped_step, tracker, optimizer)
         return result
 
@@ -142,7 +160,9 @@ def _install_grad_scaler_hooks(torch):
 
 
 def _skipped_step(tracker, optimizer):
-    tracker.optimizer_stepped(id(optimizer), _now())
+    ts = _now()
+    tracker.step_ends += 1
+    tracker.channel.post((_steps.SKIPPED, _thread_state().tid, ts, ts, id(optimizer), 0, 0, 0))
 
 
 # ------------------------------------------------------------------------ data wait
@@ -179,6 +199,7 @@ def _install_dataloader_hooks(torch):
     iterator_class = importlib.import_module("torch.utils.data.dataloader")._BaseDataLoaderIter
     original_next = iterator_class.__next__
     tracker = _steps.tracker()
+    extend = tracker.records.extend
 
     def __next__(self):
         if not data_hook.on:
@@ -189,9 +210,12 @@ def _install_dataloader_hooks(torch):
         try:
             samples, tokens = _batch_size(batch, torch)
             state = getattr(_thread_local, "state", None) or _thread_state()
-            tracker.fetched(state.tid, start, end, samples, tokens)
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
             data_hook.disable(error)
+            return batch
+        extend((_FETCHED, state.tid, start, end, samples, tokens, 0, 0))
+        if end >= tracker.due_ns:
+            _tick(tracker, data_hook)
         return batch
 
     return _replace(iterator_class, "__next__", __next__)
@@ -297,14 +321,15 @@ class _ForwardSpans:
         self._lock = threading.Lock()   # no class is wrapped, and no hook removed, mid-call
         self._random = random.Random()  # not the program's random state
         self._steps_to_discovery = 0
+        self._partial_step = False      # discovery began mid-step: the next step is its first whole one
 
     def install(self):
         self._discover()
-        _steps.tracker().step_ended = (self.step_ended, forward_hook)
+        _steps.tracker().steps_ended = (self.steps_ended, forward_hook)
         return self.uninstall
 
     def uninstall(self):
-        _steps.tracker().step_ended = None
+        _steps.tracker().steps_ended = None
         self._stop_discovering()
         for cls, own_call in self._wrapped.items():
             if own_call is None:
@@ -316,6 +341,9 @@ class _ForwardSpans:
     # Discovery: global hooks that note the classes of outermost calls.
 
     def _discover(self):
+        # Discovery ends at the end of the first step that found no new root: the
+        # tracker ticks at every place meanwhile, so each step's end is heard at once.
+        _steps.tracker().set_eager(True)
         m = self._module_module
         pre = m.register_module_forward_pre_hook(self._on_global_pre)
         try:  # 2.x: the post hook runs even when forward raises, keeping the depth right
@@ -328,6 +356,7 @@ class _ForwardSpans:
         for handle in self._global_handles or ():
             handle.remove()
         self._global_handles = None
+        _steps.tracker().set_eager(False)
 
     def _on_global_pre(self, module, args):
         if forward_hook.on and not self._compiling():
@@ -355,24 +384,29 @@ class _ForwardSpans:
             self._in_flight -= 1
         _forward_leave()
 
-    def step_ended(self):
-        """At each step's end: wraps the roots found, or ends or starts discovery."""
+    def steps_ended(self, count):
+        """After steps ended (`count` of them; one at a time while discovering): wraps the
+        roots found, or ends or starts discovery."""
         if self._global_handles is None:
-            # Not discovering, so no call is in flight and no root was found: no lock
-            # at each step, only a count down to the next discovery.
-            self._steps_to_discovery -= 1
+            # Not discovering, so no call is in flight and no root was found: no lock,
+            # only a count down to the next discovery.
+            self._steps_to_discovery -= count
             if self._steps_to_discovery <= 0:
                 with self._lock:
                     self._discover()
+                    # The tracker ticks when due, not at a step's end: the step in
+                    # progress is seen in part, so discovery goes on for one more.
+                    self._partial_step = True
             return
         with self._lock:
             if self._in_flight > 0:  # a forward on another thread: wait for the next step
                 return
             found, self._found = self._found, set()
+            partial, self._partial_step = self._partial_step, False
             if found:
                 for cls in found:
                     self._wrap(cls)
-            elif not self._pinned:
+            elif not self._pinned and not partial:
                 self._stop_discovering()
                 self._steps_to_discovery = self._random.randint(50, 150)
 
@@ -398,6 +432,8 @@ def _is_wrapped(cls):
 def _root_call(call, compiling, tracker):
     """A root class's __call__: the outermost call on a thread makes the forward span."""
 
+    extend = tracker.records.extend
+
     def __call__(module, *args, **kwargs):
         if not forward_hook.on or compiling():  # first: Dynamo must not trace the rest
             return call(module, *args, **kwargs)
@@ -410,10 +446,10 @@ def _root_call(call, compiling, tracker):
             return call(module, *args, **kwargs)
         finally:
             state.fwd = 0
-            try:
-                tracker.forward(state.tid, start, _now())
-            except Exception as error:  # noqa: BLE001 - any failure turns the hook off
-                forward_hook.disable(error)
+            end = _now()
+            extend((_FORWARD, state.tid, start, end, 0, 0, 0, 0))
+            if end >= tracker.due_ns:
+                _tick(tracker, forward_hook)
 
     __call__._stepscope_root = True
     __call__.__wrapped__ = call
@@ -438,7 +474,11 @@ def _forward_leave():
     depth = state.fwd - 1
     state.fwd = max(depth, 0)
     if depth == 0 and not state.bwd:
-        _steps.tracker().forward(state.tid, state.fwd_start, _now())
+        tracker = _steps.tracker()
+        end = _now()
+        tracker.records.extend((_FORWARD, state.tid, state.fwd_start, end, 0, 0, 0, 0))
+        if end >= tracker.due_ns:
+            tracker.tick()
 
 
 def _install_forward_hooks(torch):
@@ -451,6 +491,7 @@ def _install_backward_hooks(torch):
     autograd = importlib.import_module("torch.autograd")
     original_backward = autograd.backward
     tracker = _steps.tracker()
+    extend = tracker.records.extend
 
     def backward(*args, **kwargs):
         if not backward_hook.on:
@@ -458,21 +499,16 @@ def _install_backward_hooks(torch):
         state = getattr(_thread_local, "state", None) or _thread_state()
         if state.bwd:  # Tensor.backward calling autograd.backward, or one inside another
             return original_backward(*args, **kwargs)
-        try:
-            tracker.trained()
-        except Exception as error:  # noqa: BLE001 - any failure turns the hook off
-            backward_hook.disable(error)
         state.bwd = 1
         start = _now()
         try:
             return original_backward(*args, **kwargs)
         finally:
             state.bwd = 0
-            if backward_hook.on:
-                try:
-                    tracker.channel.post((_channel.BACKWARD, state.tid, start, _now(), 0, 0, 0, 0))
-                except Exception as error:  # noqa: BLE001
-                    backward_hook.disable(error)
+            end = _now()
+            extend((_BACKWARD, state.tid, start, end, 0, 0, 0, 0))
+            if end >= tracker.due_ns:
+                _tick(tracker, backward_hook)
 
     backward.__wrapped__ = original_backward
     backward.__doc__ = original_backward.__doc__

@@ -128,6 +128,7 @@ void HookChannel::poll(Run& run, const std::vector<pid_t>&, int64_t) {
 
 void HookChannel::finish(Run& run, const std::vector<pid_t>& tree, int64_t now_ns) {
   poll(run, tree, now_ns);
+  builder_.finish(run);
   keep_exit_notes(run);
   close_socket();
 }

@@ -56,49 +56,25 @@ bool valid_key(std::string_view key) {
   return true;
 }
 
-std::optional<SpanKind> phase_kind(char type) {
-  switch (type) {
-    case 'F':
-      return SpanKind::kForward;
-    case 'B':
-      return SpanKind::kBackward;
-    case 'O':
-      return SpanKind::kOptimizer;
-    default:
-      return std::nullopt;
-  }
-}
-
 // How many numbers a record of `type` carries (TID START END, then its own);
 // 0 for the records with text (ranges, facts, notes) or an unknown type.
 size_t value_count(char type) {
   switch (type) {
-    case 'S':
-      return 7;
     case 'D':
+    case 'S':
     case 'M':
       return 5;
+    case 'O':
+    case 'K':
     case 'W':
     case 'G':
       return 4;
     case 'F':
     case 'B':
-    case 'O':
-    case 'E':
+    case 'A':
       return 3;
     default:
       return 0;
-  }
-}
-
-const char* phase_name(SpanKind kind) {
-  switch (kind) {
-    case SpanKind::kForward:
-      return "forward";
-    case SpanKind::kBackward:
-      return "backward";
-    default:
-      return "optimizer";
   }
 }
 
@@ -146,31 +122,30 @@ class RecordDecoder {
   // The records of numbers alone: TID START END, then what `type` carries.
   bool numbers(char type, const int64_t* v) {
     if (!valid_interval(v[0], v[1], v[2])) return false;
-    if (auto kind = phase_kind(type)) return span(v, *kind, phase_name(*kind));
     switch (type) {
-      case 'S':
-        for (int i = 3; i < 7; ++i) {
-          if (!valid_quantity(v[i])) return false;
-        }
-        out_.steps.push_back({v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
-        return true;
-      case 'D':
+      case 'D':  // a batch: samples, tokens
+      case 'S':  // stepscope.step(): samples, tokens (-1: the batches')
+      case 'M':  // memory peaks: host, device
         if (!valid_quantity(v[3]) || !valid_quantity(v[4])) return false;
-        out_.batches.emplace_back(v[3], v[4]);
-        return span(v, SpanKind::kDataWait, "data_wait");
-      case 'M':  // the peaks since the last read, for the step that ended at END
-        if (!valid_quantity(v[3]) || !valid_quantity(v[4])) return false;
-        out_.late_peaks.push_back({v[0], v[1], v[2], -1, -1, v[3], v[4]});
-        return true;
+        return place(type, v);
+      case 'O':  // an optimizer step, and which optimizer (any number naming it)
+      case 'K':
+      case 'F':
+      case 'B':
+      case 'A':
+        return place(type, v);
       case 'W':
         return valid_quantity(v[3]) && span(v, SpanKind::kOther, "worker_batch");
       case 'G':  // a collection of Python's cyclic garbage collector: its generation
         return v[3] >= -1 && v[3] <= 2 && span(v, SpanKind::kOther, "gc_pause");
-      case 'E':
-        return span(v, SpanKind::kOther, "evaluation");
       default:
         return false;
     }
+  }
+
+  bool place(char type, const int64_t* v) {
+    out_.places.push_back({type, v[0], v[1], v[2], v[3], v[4]});
+    return true;
   }
 
   bool span(const int64_t* v, SpanKind kind, std::string_view name) {
@@ -245,24 +220,14 @@ std::optional<HookDatagram> decode_hook_datagram(std::string_view data) {
 }
 
 void HookRunBuilder::add(Run& run, const HookDatagram& d) {
-  size_t batch = 0;
   for (const HookSpanEvent& e : d.spans) {
     run.spans.push_back({e.start_ns, e.end_ns, d.pid, e.tid, e.kind, run.strings.intern(e.name)});
-    if (e.kind != SpanKind::kDataWait) continue;
-    auto [samples, tokens] = d.batches[batch++];
-    add_counter(run, "batch_samples", d.pid, "samples", e.end_ns, samples);
-    add_counter(run, "batch_tokens", d.pid, "tokens", e.end_ns, tokens);
   }
-  for (const HookStepEvent& s : d.steps) {
-    run.spans.push_back({s.start_ns, s.end_ns, d.pid, s.tid, SpanKind::kStep, run.strings.intern("step")});
-    add_counter(run, "step_samples", d.pid, "samples", s.end_ns, s.samples);
-    add_counter(run, "step_tokens", d.pid, "tokens", s.end_ns, s.tokens);
-    add_counter(run, "step_peak_rss", d.pid, "bytes", s.end_ns, s.host_peak_bytes);
-    add_counter(run, "step_peak_device_memory", d.pid, "bytes", s.end_ns, s.device_peak_bytes);
-  }
-  for (const HookStepEvent& late : d.late_peaks) {
-    add_counter(run, "step_peak_rss", d.pid, "bytes", late.end_ns, late.host_peak_bytes);
-    add_counter(run, "step_peak_device_memory", d.pid, "bytes", late.end_ns, late.device_peak_bytes);
+  if (!d.places.empty()) {
+    AssembledSteps parts;
+    StepAssembler& assembler = assemblers_[d.pid];
+    for (const HookPlace& place : d.places) assembler.take(place, parts);
+    add_assembled(run, d.pid, parts);
   }
   for (const auto& [key, value] : d.facts) run.metadata[fmt::format("hooks.{}.{}", d.pid, key)] = value;
   for (const std::string& note : d.disabled) {
@@ -273,6 +238,35 @@ void HookRunBuilder::add(Run& run, const HookDatagram& d) {
   bad_ += d.bad_records;
   dropped_ += d.dropped_by_sender;
   update_totals(run);
+}
+
+void HookRunBuilder::finish(Run& run) {
+  for (auto& [pid, assembler] : assemblers_) {
+    AssembledSteps parts;
+    assembler.finish(parts);
+    add_assembled(run, pid, parts);
+  }
+  assemblers_.clear();
+}
+
+void HookRunBuilder::add_assembled(Run& run, int64_t pid, const AssembledSteps& parts) {
+  size_t batch = 0;
+  for (const HookSpanEvent& e : parts.spans) {
+    run.spans.push_back({e.start_ns, e.end_ns, pid, e.tid, e.kind, run.strings.intern(e.name)});
+    if (e.kind != SpanKind::kDataWait) continue;
+    auto [samples, tokens] = parts.batches[batch++];
+    add_counter(run, "batch_samples", pid, "samples", e.end_ns, samples);
+    add_counter(run, "batch_tokens", pid, "tokens", e.end_ns, tokens);
+  }
+  for (const HookStep& s : parts.steps) {
+    run.spans.push_back({s.start_ns, s.end_ns, pid, s.tid, SpanKind::kStep, run.strings.intern("step")});
+    add_counter(run, "step_samples", pid, "samples", s.end_ns, s.samples);
+    add_counter(run, "step_tokens", pid, "tokens", s.end_ns, s.tokens);
+  }
+  for (const HookPeaks& peaks : parts.peaks) {
+    add_counter(run, "step_peak_rss", pid, "bytes", peaks.end_ns, peaks.host_bytes);
+    add_counter(run, "step_peak_device_memory", pid, "bytes", peaks.end_ns, peaks.device_bytes);
+  }
 }
 
 void HookRunBuilder::add_bad_datagram(Run& run) {

@@ -18,38 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/hooks/step_assembly.hpp"
 #include "run/run.hpp"
 
 namespace stepscope {
 
-struct HookSpanEvent {
-  SpanKind kind = SpanKind::kOther;
-  int64_t tid = 0;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  std::string name;  // user ranges; fixed names otherwise
-};
-
-// The end of a step, with what it processed and its memory peaks (-1: unknown).
-struct HookStepEvent {
-  int64_t tid = 0;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  int64_t samples = -1;
-  int64_t tokens = -1;
-  int64_t host_peak_bytes = -1;
-  int64_t device_peak_bytes = -1;
-};
-
 struct HookDatagram {
   int64_t pid = 0;
-  std::vector<HookSpanEvent> spans;  // data waits (with their batch in `batches`), phases, ranges
-  std::vector<std::pair<int64_t, int64_t>> batches;  // (samples, tokens) per data-wait span, in order
-  std::vector<HookStepEvent> steps;
-  // Peaks read at exit for the last step sent without them (its end, and the
-  // peaks; samples and tokens unused): they belong to that step, as if it had
-  // read them itself.
-  std::vector<HookStepEvent> late_peaks;
+  std::vector<HookSpanEvent> spans;  // worker batches, gc pauses, user ranges
+  std::vector<HookPlace> places;     // in the order the process appended them
   std::vector<std::pair<std::string, std::string>> facts;  // process facts: rank, torch, ...
   std::vector<std::string> disabled;  // "hook: message" for each hook that turned itself off
   uint64_t dropped_by_sender = 0;     // records the process could not send earlier
@@ -59,22 +36,26 @@ struct HookDatagram {
 // Nullopt when the datagram is not a stepscope one at all (bad header).
 std::optional<HookDatagram> decode_hook_datagram(std::string_view data);
 
-// Adds decoded datagrams to a Run: spans on (pid, tid), per-step counters
-// (step_samples, step_tokens, step_peak_rss, step_peak_device_memory, each at
-// the step's end; late peaks at the end of the step they belong to), process
-// facts as metadata `hooks.PID.KEY`, and the totals of bad and dropped
-// records as metadata.
+// Adds decoded datagrams to a Run: each process's places through its step
+// assembly, spans on (pid, tid), per-step counters (step_samples,
+// step_tokens, step_peak_rss, step_peak_device_memory, each at the step's
+// end), process facts as metadata `hooks.PID.KEY`, and the totals of bad and
+// dropped records as metadata. finish() closes what each process left open
+// (its last round of optimizers, a segment held), once no datagram can come.
 class HookRunBuilder {
  public:
   void add(Run& run, const HookDatagram& datagram);
   void add_bad_datagram(Run& run);
+  void finish(Run& run);
 
  private:
+  void add_assembled(Run& run, int64_t pid, const AssembledSteps& parts);
   CounterTrackId track(Run& run, std::string_view name, int64_t pid, std::string_view unit);
   void add_counter(Run& run, std::string_view name, int64_t pid, std::string_view unit,
                    int64_t ts_ns, int64_t value);
   void update_totals(Run& run);
 
+  std::map<int64_t, StepAssembler> assemblers_;  // by pid
   std::map<std::pair<std::string, int64_t>, CounterTrackId> tracks_;
   uint64_t bad_ = 0;
   uint64_t dropped_ = 0;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,33 +21,32 @@ TEST(HookEvents, DecodesEveryRecordType) {
   auto d = decode_hook_datagram(
       "SS1 42\n"
       "D 43 100 200 16 1024\n"
-      "F 43 200 300\nB 43 300 400\nO 43 400 450\n"
-      "S 43 100 450 16 1024 5000 -1\n"
+      "F 43 200 300\nB 43 300 400\nO 43 400 450 140237\n"
+      "K 43 450 450 140237\nA 43 455 455\n"
+      "S 43 460 460 16 -1\n"
       "R 43 210 220 my range; <b>\n"
       "W 44 10 20 8\n"
       "G 43 460 470 2\n"
-      "E 43 480 490\n"
       "M 43 450 450 7000 -1\n"
       "P rank 3\nX dataloader TypeError: boom\nN 7");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->pid, 42);
   EXPECT_EQ(d->bad_records, 0u);
-  ASSERT_EQ(d->spans.size(), 8u);
-  EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kDataWait);
-  EXPECT_EQ(d->spans[4].name, "my range; <b>");
-  EXPECT_EQ(d->spans[5].name, "worker_batch");
-  EXPECT_EQ(d->spans[6].name, "gc_pause");
-  EXPECT_EQ(d->spans[6].kind, stepscope::SpanKind::kOther);
-  EXPECT_EQ(d->spans[7].name, "evaluation");
-  EXPECT_EQ(d->spans[7].kind, stepscope::SpanKind::kOther);
-  ASSERT_EQ(d->steps.size(), 1u);
-  EXPECT_EQ(d->steps[0].samples, 16);
-  EXPECT_EQ(d->steps[0].device_peak_bytes, -1);
-  EXPECT_EQ(d->batches.at(0), std::make_pair(int64_t{16}, int64_t{1024}));
-  ASSERT_EQ(d->late_peaks.size(), 1u);
-  EXPECT_EQ(d->late_peaks[0].end_ns, 450);
-  EXPECT_EQ(d->late_peaks[0].host_peak_bytes, 7000);
-  EXPECT_EQ(d->late_peaks[0].device_peak_bytes, -1);
+  ASSERT_EQ(d->spans.size(), 3u);
+  EXPECT_EQ(d->spans[0].name, "my range; <b>");
+  EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kUserRange);
+  EXPECT_EQ(d->spans[1].name, "worker_batch");
+  EXPECT_EQ(d->spans[2].name, "gc_pause");
+  EXPECT_EQ(d->spans[2].kind, stepscope::SpanKind::kOther);
+  std::string types;
+  for (const stepscope::HookPlace& place : d->places) types += place.type;
+  EXPECT_EQ(types, "DFBOKASM");
+  EXPECT_EQ(d->places[0].a, 16);
+  EXPECT_EQ(d->places[0].b, 1024);
+  EXPECT_EQ(d->places[3].a, 140237);
+  EXPECT_EQ(d->places[6].b, -1);
+  EXPECT_EQ(d->places[7].end_ns, 450);
+  EXPECT_EQ(d->places[7].a, 7000);
   EXPECT_EQ(d->facts.at(0).first, "rank");
   EXPECT_EQ(d->dropped_by_sender, 7u);
   EXPECT_EQ(d->disabled.at(0), "dataloader TypeError: boom");
@@ -70,13 +70,13 @@ std::string binary_datagram(const std::vector<std::vector<int64_t>>& records) {
 
 TEST(HookEvents, DecodesBinaryRecordsAsTheirTextTwins) {
   std::string binary = binary_datagram({{'D', 43, 100, 200, 16, 1024}, {'F', 43, 200, 300}, {'B', 43, 300, 400},
-                                        {'O', 43, 400, 450}, {'S', 43, 100, 450, 16, 1024, 5000, -1},
-                                        {'W', 44, 10, 20, 8}, {'G', 43, 460, 470, 2}, {'E', 43, 480, 490},
-                                        {'M', 43, 450, 450, 7000, -1}});
+                                        {'O', 43, 400, 450, 140237}, {'K', 43, 450, 450, 140237},
+                                        {'A', 43, 455, 455}, {'S', 43, 460, 460, 16, -1},
+                                        {'W', 44, 10, 20, 8}, {'G', 43, 460, 470, 2}, {'M', 43, 450, 450, 7000, -1}});
   auto b = decode_hook_datagram(binary);
   auto t = decode_hook_datagram(
-      "SS1 42\nD 43 100 200 16 1024\nF 43 200 300\nB 43 300 400\nO 43 400 450\nS 43 100 450 16 1024 5000 -1\n"
-      "W 44 10 20 8\nG 43 460 470 2\nE 43 480 490\nM 43 450 450 7000 -1");
+      "SS1 42\nD 43 100 200 16 1024\nF 43 200 300\nB 43 300 400\nO 43 400 450 140237\nK 43 450 450 140237\n"
+      "A 43 455 455\nS 43 460 460 16 -1\nW 44 10 20 8\nG 43 460 470 2\nM 43 450 450 7000 -1");
   ASSERT_TRUE(b && t);
   EXPECT_EQ(b->pid, 42);
   EXPECT_EQ(b->bad_records, 0u);
@@ -86,12 +86,14 @@ TEST(HookEvents, DecodesBinaryRecordsAsTheirTextTwins) {
     EXPECT_EQ(b->spans[i].name, t->spans[i].name) << i;
     EXPECT_EQ(b->spans[i].end_ns, t->spans[i].end_ns) << i;
   }
-  ASSERT_EQ(b->steps.size(), 1u);
-  EXPECT_EQ(b->steps[0].host_peak_bytes, 5000);
-  EXPECT_EQ(b->steps[0].device_peak_bytes, -1);
-  EXPECT_EQ(b->batches, t->batches);
-  ASSERT_EQ(b->late_peaks.size(), 1u);
-  EXPECT_EQ(b->late_peaks[0].host_peak_bytes, t->late_peaks.at(0).host_peak_bytes);
+  ASSERT_EQ(b->places.size(), 8u);
+  ASSERT_EQ(b->places.size(), t->places.size());
+  for (size_t i = 0; i < b->places.size(); ++i) {
+    const stepscope::HookPlace& x = b->places[i];
+    const stepscope::HookPlace& y = t->places[i];
+    EXPECT_EQ(std::tie(x.type, x.tid, x.start_ns, x.end_ns, x.a, x.b),
+              std::tie(y.type, y.tid, y.start_ns, y.end_ns, y.a, y.b)) << i;
+  }
   // The same bytes one past an aligned address decode the same.
   std::string shifted = " " + binary;
   auto s = decode_hook_datagram(std::string_view(shifted).substr(1));
@@ -106,7 +108,8 @@ TEST(HookEvents, CountsAndDropsBadBinaryRecords) {
       {'R', 43, 1, 2},               // ranges have names: text only
       {'Z', 43, 1, 2},               // unknown type
       {-1, 43, 1, 2},                // not a type at all
-      {'S', 43, 1, 2, -2, 0, 0, 0},  // a negative count
+      {'S', 43, 1, 1, -2, 0, 0, 0},  // a negative count
+      {'E', 43, 1, 2},               // evaluation: the recorder's to say, not the sender's
       {'G', 43, 1, 2, 3},            // no such generation
       {'M', 43, 2, 2, -3, 0},        // a negative peak
       {'M', 43, 2, 2, 5, 5, 5},      // a value the type does not carry
@@ -115,10 +118,9 @@ TEST(HookEvents, CountsAndDropsBadBinaryRecords) {
   data += "abc";  // a record cut short
   auto d = decode_hook_datagram(data);
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->bad_records, 10u);
-  EXPECT_TRUE(d->late_peaks.empty());
-  ASSERT_EQ(d->spans.size(), 1u);
-  EXPECT_EQ(d->spans[0].kind, stepscope::SpanKind::kBackward);
+  EXPECT_EQ(d->bad_records, 11u);
+  ASSERT_EQ(d->places.size(), 1u);
+  EXPECT_EQ(d->places[0].type, 'B');
 }
 
 TEST(HookEvents, CountsAndDropsBadRecords) {
@@ -130,7 +132,8 @@ TEST(HookEvents, CountsAndDropsBadRecords) {
       "F 43 1\n"                        // a field short
       "F 43 1 99999999999999999999\n"   // overflows
       "F 43 1 700000000000000000\n"     // longer than a week
-      "S 43 1 2 -5 0 0 0\n"             // negative samples
+      "S 43 1 1 -5 0\n"                 // negative samples
+      "O 43 1 2\n"                      // no optimizer
       "D 43 1 2 x 0\n"                  // not a number
       "P Bad-Key v\n"
       "Q 1 2 3\n"
@@ -141,35 +144,44 @@ TEST(HookEvents, CountsAndDropsBadRecords) {
       "G 43 1 2\n"                     // no generation
       "F 43 1 2");                      // the one good record
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->bad_records, 15u);
-  EXPECT_EQ(d->spans.size(), 1u);
+  EXPECT_EQ(d->bad_records, 16u);
+  EXPECT_EQ(d->places.size(), 1u);
 }
 
-TEST(HookEvents, BuilderAddsSpansCountersAndFacts) {
+TEST(HookEvents, BuilderAssemblesStepsAcrossDatagramsWithCountersAndFacts) {
   stepscope::Run run;
   stepscope::HookRunBuilder builder;
-  builder.add(run, *decode_hook_datagram("SS1 42\nD 43 100 200 16 -1\nS 43 100 450 16 -1 5000 -1\nP rank 1\nZ"));
-  builder.add(run, *decode_hook_datagram("SS1 42\nS 43 450 900 16 -1 6000 -1\nN 3"));
-  // Read at exit for a step sent without its peaks: a value at that step's end.
-  builder.add(run, *decode_hook_datagram("SS1 42\nS 43 900 950 16 -1 -1 -1\nM 43 950 950 7000 -1"));
+  // The first round of optimizers: its step ends when the next batch closes it, and the
+  // peaks read inside it go to it.
+  builder.add(run, *decode_hook_datagram("SS1 42\nD 43 100 200 16 -1\nF 43 200 300\nB 43 300 400\n"
+                                         "O 43 400 450 7\nM 43 450 450 5000 -1\nP rank 1\nZ"));
+  builder.add(run, *decode_hook_datagram("SS1 42\nD 43 450 500 16 -1\nO 43 850 900 7\nM 43 900 900 6000 -1\nN 3"));
+  // The exit's read, after the last step: it goes to that step, at finish().
+  builder.add(run, *decode_hook_datagram("SS1 42\nD 43 900 950 16 -1\nO 43 950 1000 7\nM 43 1010 1010 7000 -1"));
   builder.add_bad_datagram(run);
-  ASSERT_EQ(run.spans.size(), 4u);
-  EXPECT_EQ(run.spans[1].kind, stepscope::SpanKind::kStep);
-  EXPECT_EQ(run.spans[1].pid, 42);
+  size_t steps_before_finish = 0;
+  for (const auto& span : run.spans) steps_before_finish += span.kind == stepscope::SpanKind::kStep;
+  EXPECT_EQ(steps_before_finish, 3u);
+  builder.finish(run);
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (const auto& span : run.spans) {
+    if (span.kind == stepscope::SpanKind::kStep) steps.emplace_back(span.start_ns, span.end_ns);
+    EXPECT_EQ(span.pid, 42);
+  }
+  EXPECT_EQ(steps, (std::vector<std::pair<int64_t, int64_t>>{{100, 450}, {450, 900}, {900, 1000}}));
   EXPECT_EQ(run.metadata.at("hooks.42.rank"), "1");
   EXPECT_EQ(run.metadata.at("hooks_bad_records"), "2");
   EXPECT_EQ(run.metadata.at("hooks_dropped_records"), "3");
+  auto values = [&](std::string_view name) {
+    std::vector<std::pair<int64_t, double>> out;
+    for (const auto& v : run.counter_values) {
+      if (run.strings.get(run.counter_tracks.at(v.track).name) == name) out.emplace_back(v.ts_ns, v.value);
+    }
+    return out;
+  };
+  EXPECT_EQ(values("step_samples"), (std::vector<std::pair<int64_t, double>>{{450, 16}, {900, 16}, {1000, 16}}));
+  EXPECT_EQ(values("step_peak_rss"), (std::vector<std::pair<int64_t, double>>{{450, 5000}, {900, 6000}, {1000, 7000}}));
   // One track per (name, pid), unknown values left out.
-  size_t samples_values = 0;
-  for (const auto& v : run.counter_values) {
-    if (run.strings.get(run.counter_tracks.at(v.track).name) == "step_samples") ++samples_values;
-  }
-  EXPECT_EQ(samples_values, 3u);
-  std::vector<std::pair<int64_t, double>> host_peaks;
-  for (const auto& v : run.counter_values) {
-    if (run.strings.get(run.counter_tracks.at(v.track).name) == "step_peak_rss") host_peaks.emplace_back(v.ts_ns, v.value);
-  }
-  EXPECT_EQ(host_peaks, (std::vector<std::pair<int64_t, double>>{{450, 5000}, {900, 6000}, {950, 7000}}));
   for (const auto& t : run.counter_tracks) EXPECT_NE(run.strings.get(t.name), "step_tokens");
 }
 
@@ -188,7 +200,7 @@ TEST(HookChannel, ReceivesDatagramsAndGivesTheEnvironment) {
     ASSERT_EQ(sendto(fd, text.data(), text.size(), 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
               static_cast<ssize_t>(text.size()));
   };
-  send("SS1 7\nS 8 10 20 4 -1 -1 -1");
+  send("SS1 7\nS 8 20 20 4 -1");
   send("garbage");
   send(std::string(100000, 'x'));  // larger than any real datagram
   stepscope::Run run;
