@@ -1,7 +1,7 @@
 """The in-process half of the steps: what the hooks note at each place of a step.
 
 The places of a step (a batch fetched, the outermost forward, backward and optimizer
-step, a stepscope.step() call) each append one record to the channel's buffer
+step, a stepscope.step() call) each append one record to the channel's list
 (docs/steps.md, "Wire format"): the thread, the times, and for a batch its size, for an
 optimizer step which optimizer. What they make (data waits, phases, evaluation, steps,
 rounds of several optimizers) the recorder assembles from them, in order
@@ -45,7 +45,7 @@ class StepTracker:
     def __init__(self, channel):
         self.channel = channel
         self.memory = Memory()
-        self.records = channel.records  # the places extend it with a record's eight values
+        self.records = channel.records  # the places append their records, tuples of eight ints
         self.due_ns = 0          # a place at or after this time ticks
         self.peaks_due_ns = 0    # a step's end at or after this time reads the memory peaks
         self.eager = False       # tick at every place (while the forward hooks search)

@@ -74,7 +74,7 @@ def _optimizer_step_hooks(tracker):
     1.13 wrapper's calls. The outermost step's pre hook notes its start; its post hook
     appends the step's record (the recorder ends the step when the round of optimizers is
     complete) and reads the memory peaks when due."""
-    extend = tracker.records.extend
+    append = tracker.records.append
 
     def pre_step(optimizer, args, kwargs):
         if optimizer_hook.on:
@@ -95,7 +95,7 @@ def _optimizer_step_hooks(tracker):
         state.fwd = 0
         end = _now()
         tracker.step_ends += 1
-        extend((_OPTIMIZER, state.tid, state.opt_start, end, id(optimizer), 0, 0, 0))
+        append((_OPTIMIZER, state.tid, state.opt_start, end, id(optimizer), 0, 0, 0))
         try:
             if end >= tracker.peaks_due_ns:
                 tracker.read_peaks(state.tid, end)
@@ -199,7 +199,7 @@ def _install_dataloader_hooks(torch):
     iterator_class = importlib.import_module("torch.utils.data.dataloader")._BaseDataLoaderIter
     original_next = iterator_class.__next__
     tracker = _steps.tracker()
-    extend = tracker.records.extend
+    append = tracker.records.append
 
     def __next__(self):
         if not data_hook.on:
@@ -213,7 +213,7 @@ def _install_dataloader_hooks(torch):
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
             data_hook.disable(error)
             return batch
-        extend((_FETCHED, state.tid, start, end, samples, tokens, 0, 0))
+        append((_FETCHED, state.tid, start, end, samples, tokens, 0, 0))
         if end >= tracker.due_ns:
             _tick(tracker, data_hook)
         return batch
@@ -432,7 +432,7 @@ def _is_wrapped(cls):
 def _root_call(call, compiling, tracker):
     """A root class's __call__: the outermost call on a thread makes the forward span."""
 
-    extend = tracker.records.extend
+    append = tracker.records.append
 
     def __call__(module, *args, **kwargs):
         if not forward_hook.on or compiling():  # first: Dynamo must not trace the rest
@@ -447,7 +447,7 @@ def _root_call(call, compiling, tracker):
         finally:
             state.fwd = 0
             end = _now()
-            extend((_FORWARD, state.tid, start, end, 0, 0, 0, 0))
+            append((_FORWARD, state.tid, start, end, 0, 0, 0, 0))
             if end >= tracker.due_ns:
                 _tick(tracker, forward_hook)
 
@@ -476,7 +476,7 @@ def _forward_leave():
     if depth == 0 and not state.bwd:
         tracker = _steps.tracker()
         end = _now()
-        tracker.records.extend((_FORWARD, state.tid, state.fwd_start, end, 0, 0, 0, 0))
+        tracker.records.append((_FORWARD, state.tid, state.fwd_start, end, 0, 0, 0, 0))
         if end >= tracker.due_ns:
             tracker.tick()
 
@@ -491,7 +491,7 @@ def _install_backward_hooks(torch):
     autograd = importlib.import_module("torch.autograd")
     original_backward = autograd.backward
     tracker = _steps.tracker()
-    extend = tracker.records.extend
+    append = tracker.records.append
 
     def backward(*args, **kwargs):
         if not backward_hook.on:
@@ -506,7 +506,7 @@ def _install_backward_hooks(torch):
         finally:
             state.bwd = 0
             end = _now()
-            extend((_BACKWARD, state.tid, start, end, 0, 0, 0, 0))
+            append((_BACKWARD, state.tid, start, end, 0, 0, 0, 0))
             if end >= tracker.due_ns:
                 _tick(tracker, backward_hook)
 
