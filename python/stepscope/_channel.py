@@ -4,10 +4,10 @@ Records are described in docs/steps.md, "Wire format". Those of numbers alone (t
 places of a step, gc pauses, worker batches) are eight int64 each, sent as binary
 datagrams (`SS2`): a place of a step appends a tuple of its eight numbers to `records`
 (0.1 us; packing it there cost 0.3 us, extending an array('q') with it 0.7), and a send
-packs all it takes in one call. Records with text (facts,
-ranges, notes) are text lines (`SS1`). Records are sent several to a datagram: at most one send per
-_SEND_INTERVAL_NS (or per _MAX_RECORDS records), so fast steps share a system call and a
-slow step's records leave at its end. A send while the program runs never blocks and
+packs all it takes in one call. Records with text (facts, ranges, notes) are text lines
+(`SS1`). Records are sent several to a datagram: at most one send per _SEND_INTERVAL_NS
+(or per _MAX_RECORDS records posted), so fast steps share a system call; the places of a
+step do not send themselves, they ask the tracker when due (_steps.py). A send while the program runs never blocks and
 never raises into the program: while the recorder's queue is full (it holds 10
 datagrams, net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the records
 wait for the next send, up to _MAX_BACKLOG_BYTES of each kind (of text: characters);

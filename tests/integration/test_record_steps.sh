@@ -21,13 +21,16 @@ expect_status 0 "$STEPSCOPE" report "$WORK/explicit.db" --json -o "$WORK/explici
 [ -n "$(run_sql "$WORK/explicit.db" "SELECT 1 FROM spans s JOIN strings n ON n.id = s.name WHERE s.kind = 6 AND n.value = 'work <phase>'")" ] \
   || fail "stepscope.range span missing"
 # A burst of steps faster than the recorder drains its queue: every step is either in the
-# run or counted as dropped, including those still waiting in the process at exit.
+# run or counted as dropped, including those still waiting in the process at exit. (The
+# dropped records may also hold the burst's memory readings: one at its first step, one
+# at exit.)
 expect_status 0 "$STEPSCOPE" record -o "$WORK/burst.db" -- "$python" -c '
 import stepscope
 for i in range(3000): stepscope.step(samples=1)'
 kept=$("$PY" "$check" "$WORK/burst.db" count)
 dropped=$(sqlite3 "$WORK/burst.db" "SELECT COALESCE(MAX(value), 0) FROM metadata WHERE key = 'hooks_dropped_records'")
-[ $((kept + dropped)) = 3000 ] || fail "a burst of 3000 steps: $kept kept, $dropped counted as dropped"
+[ "$kept" -le 3000 ] && [ $((kept + dropped)) -ge 3000 ] && [ $((kept + dropped)) -le 3002 ] \
+  || fail "a burst of 3000 steps: $kept kept, $dropped counted as dropped"
 # The explicit API is a no-op outside record.
 PYTHONPATH="$STEPSCOPE_REPO/python" "$python" "$programs/explicit_steps.py" > /dev/null \
   || fail "the explicit API failed outside record"
