@@ -34,7 +34,7 @@ def _end_step(samples, tokens):
         if ts >= tracker.peaks_due_ns:
             tracker.read_peaks(tid, ts)
         if ts >= tracker.due_ns:
-            tracker.tick()
+            tracker.tick(at_step_end=True)
 
 
 def step(samples=None, tokens=None):

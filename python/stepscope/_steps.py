@@ -50,7 +50,7 @@ class StepTracker:
         self.peaks_due_ns = 0    # a step's end at or after this time reads the memory peaks
         self.eager = False       # tick at every place (while the forward hooks search)
         self.step_ends = 0       # optimizer steps and stepscope.step() calls; GradScaler's hook compares it
-        self.steps_ended = None  # (function, its Hook): told how many steps ended, at a tick
+        self.steps_ended = None  # (function, its Hook): told at a tick how many steps ended
         self._ticked_step_ends = 0
         self._read_step_ends = 0  # step_ends at the last read of the peaks
         self._send_due_ns = 0
@@ -62,9 +62,10 @@ class StepTracker:
         if eager:
             self.due_ns = 0
 
-    def tick(self):
+    def tick(self, at_step_end=False):
         """At a place at or after due_ns: sends what is queued when the send is due, and
-        tells the forward hooks how many steps ended since the last tick."""
+        tells the forward hooks how many steps ended since the last tick, and whether this
+        place ends one (an optimizer step or stepscope.step())."""
         now = _channel.now_ns()
         if now >= self._send_due_ns:
             self._send_due_ns = now + _SEND_INTERVAL_NS
@@ -76,7 +77,7 @@ class StepTracker:
             function, hook = self.steps_ended
             if hook.on:
                 try:
-                    function(ended)
+                    function(ended, at_step_end)
                 except Exception as error:  # noqa: BLE001 - its hook turns off, as Hook.run does
                     hook.disable(error)
 

@@ -100,7 +100,7 @@ def _optimizer_step_hooks(tracker):
             if end >= tracker.peaks_due_ns:
                 tracker.read_peaks(state.tid, end)
             if end >= tracker.due_ns:
-                tracker.tick()
+                tracker.tick(at_step_end=True)
         except Exception as error:  # noqa: BLE001 - any failure turns the hook off
             optimizer_hook.disable(error)
 
@@ -321,7 +321,6 @@ class _ForwardSpans:
         self._lock = threading.Lock()   # no class is wrapped, and no hook removed, mid-call
         self._random = random.Random()  # not the program's random state
         self._steps_to_discovery = 0
-        self._partial_step = False      # discovery began mid-step: the next step is its first whole one
 
     def install(self):
         self._discover()
@@ -384,29 +383,30 @@ class _ForwardSpans:
             self._in_flight -= 1
         _forward_leave()
 
-    def steps_ended(self, count):
-        """After steps ended (`count` of them; one at a time while discovering): wraps the
-        roots found, or ends or starts discovery."""
+    def steps_ended(self, count, at_step_end):
+        """After steps ended (`count` of them; one at a time while discovering), told at a
+        tick, which may be at a step's end or at any place after it: wraps the roots
+        found, or ends or starts discovery."""
         if self._global_handles is None:
             # Not discovering, so no call is in flight and no root was found: no lock,
             # only a count down to the next discovery.
             self._steps_to_discovery -= count
-            if self._steps_to_discovery <= 0:
+            if self._steps_to_discovery > 0:
+                return
+            if at_step_end:  # discovery sees the whole of the next step
                 with self._lock:
                     self._discover()
-                    # The tracker ticks when due, not at a step's end: the step in
-                    # progress is seen in part, so discovery goes on for one more.
-                    self._partial_step = True
+            else:  # mid-step: start at the next step's end, which the tracker then ticks at
+                _steps.tracker().set_eager(True)
             return
         with self._lock:
             if self._in_flight > 0:  # a forward on another thread: wait for the next step
                 return
             found, self._found = self._found, set()
-            partial, self._partial_step = self._partial_step, False
             if found:
                 for cls in found:
                     self._wrap(cls)
-            elif not self._pinned and not partial:
+            elif not self._pinned:
                 self._stop_discovering()
                 self._steps_to_discovery = self._random.randint(50, 150)
 
