@@ -3,12 +3,12 @@
 What each hook measures (docs/steps.md has the whole story):
   optimizer   global optimizer step pre/post hooks (2.x), or each optimizer's step
               wrapped at construction (1.13): the optimizer span, and the step's end;
-              GradScaler.step, which skips optimizer.step after an overflow, ends the
-              step itself then
+              GradScaler.step, which skips optimizer.step after an overflow, says so
+              then
   data wait   DataLoader iterators' __next__: the wait, the batch size and tokens
-  forward     the outermost module calls (_ForwardSpans); with the data waits, held
-              until a backward or optimizer step says they trained, else sent as
-              evaluation (_steps.py)
+  forward     the outermost module calls (_ForwardSpans); with the data waits, the
+              recorder holds them until a backward or optimizer step says they trained,
+              else they are evaluation (src/collectors/hooks/step_assembly.hpp)
   backward    torch.autograd.backward (which Tensor.backward calls)
   worker      in DataLoader workers, the dataset fetch of each batch
   memory      at a step's end, at most once per 100 ms (_steps.py): peak RSS, and CUDA's
@@ -20,7 +20,7 @@ What each hook measures (docs/steps.md has the whole story):
               with torch's Flight Recorder state (_flight.py)
 
 The hooks at the places of a step (optimizer, data wait, forward, backward) only read
-the clock and append a record to the channel's buffer; the recorder makes steps of them
+the clock and append a record to the channel's list; the recorder makes steps of them
 (_steps.py). Every hook is a Hook: its first exception turns it off with one
 warning. The code that runs at every step catches that exception itself (Hook.disable)
 rather than going through Hook.run: each Python call costs a microsecond or two inside a
@@ -40,7 +40,9 @@ from . import _channel, _cupti, _flight, _steps, _threads
 from ._hook import Hook
 
 _now = _channel.now_ns
-_FETCHED, _FORWARD, _BACKWARD, _OPTIMIZER = _steps.FETCHED, _steps.FORWARD, _steps.BACKWARD, _steps.OPTIMIZER
+# The places' record types, as globals of this module (one lookup at each place).
+_FETCHED, _FORWARD, _BACKWARD, _OPTIMIZER = (_steps.FETCHED, _steps.FORWARD, _steps.BACKWARD,
+                                             _steps.OPTIMIZER)
 _thread_local = _threads.local
 _thread_state = _threads.current
 

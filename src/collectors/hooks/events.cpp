@@ -10,8 +10,7 @@ namespace stepscope {
 namespace {
 
 // Bounds on what one record may claim, so a hostile or broken sender cannot
-// make a span of centuries or a string of megabytes.
-constexpr int64_t kMaxSpanNs = 7LL * 24 * 3600 * 1'000'000'000;
+// make a string of megabytes (spans: kMaxHookSpanNs).
 constexpr size_t kMaxNameBytes = 1024;
 constexpr size_t kMaxFactBytes = 256;  // two DataLoaders' settings (fact `dataloader`)
 constexpr size_t kMaxDisabledNotes = 50;
@@ -42,7 +41,7 @@ bool parse_ints(std::string_view& rest, int64_t* out, size_t count) {
 }
 
 bool valid_interval(int64_t tid, int64_t start, int64_t end) {
-  return tid > 0 && start > 0 && end >= start && end - start <= kMaxSpanNs;
+  return tid > 0 && start > 0 && end >= start && end - start <= kMaxHookSpanNs;
 }
 
 // -1 means unknown; anything else must be a plausible count.
@@ -224,10 +223,17 @@ void HookRunBuilder::add(Run& run, const HookDatagram& d) {
     run.spans.push_back({e.start_ns, e.end_ns, d.pid, e.tid, e.kind, run.strings.intern(e.name)});
   }
   if (!d.places.empty()) {
-    AssembledSteps parts;
-    StepAssembler& assembler = assemblers_[d.pid];
-    for (const HookPlace& place : d.places) assembler.take(place, parts);
-    add_assembled(run, d.pid, parts);
+    auto found = assemblers_.find(d.pid);
+    if (found == assemblers_.end() && assemblers_.size() < kMaxProcesses) {
+      found = assemblers_.emplace(d.pid, StepAssembler{}).first;
+    }
+    if (found == assemblers_.end()) {
+      bad_ += d.places.size();
+    } else {
+      AssembledSteps parts;
+      for (const HookPlace& place : d.places) found->second.take(place, parts);
+      add_assembled(run, d.pid, parts);
+    }
   }
   for (const auto& [key, value] : d.facts) run.metadata[fmt::format("hooks.{}.{}", d.pid, key)] = value;
   for (const std::string& note : d.disabled) {

@@ -1,5 +1,5 @@
 // The events stepscope's in-process Python hooks send, and how they become
-// parts of a Run.
+// parts of a Run (the places of a step through step_assembly.hpp).
 //
 // A datagram is a header line, then records (docs/steps.md, "Wire format"):
 // `SS1 PID` and UTF-8 text, one record per line; or `SS2 PID` and binary
@@ -44,6 +44,11 @@ std::optional<HookDatagram> decode_hook_datagram(std::string_view data);
 // (its last round of optimizers, a segment held), once no datagram can come.
 class HookRunBuilder {
  public:
+  // Processes whose steps are assembled at once: the pid is what a datagram
+  // claims, so a sender cannot make the recorder hold state for any number.
+  // The places of a process beyond it are counted as bad records.
+  static constexpr size_t kMaxProcesses = 1024;
+
   void add(Run& run, const HookDatagram& datagram);
   void add_bad_datagram(Run& run);
   void finish(Run& run);

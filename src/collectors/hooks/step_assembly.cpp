@@ -1,6 +1,7 @@
 #include "collectors/hooks/step_assembly.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace stepscope {
 
@@ -12,10 +13,21 @@ HookPeaks merged(const HookPeaks& a, const HookPeaks& b) {
           std::max(a.device_bytes, b.device_bytes)};
 }
 
+// A step's count so far plus a batch's (-1: unknown, in either), held at the
+// largest int64 rather than overflowing: the counts come from the program.
+int64_t add_count(int64_t total, int64_t count) {
+  if (count < 0) return total;
+  int64_t base = std::max<int64_t>(total, 0);
+  return count > std::numeric_limits<int64_t>::max() - base ? std::numeric_limits<int64_t>::max() : base + count;
+}
+
 bool has_peaks(const HookPeaks& peaks) { return peaks.host_bytes >= 0 || peaks.device_bytes >= 0; }
 
+// A start no more than kMaxHookSpanNs before `end`.
+int64_t bounded_start(int64_t start, int64_t end) { return std::max(std::min(start, end), end - kMaxHookSpanNs); }
+
 void add_span(AssembledSteps& out, SpanKind kind, const char* name, const HookPlace& place) {
-  out.spans.push_back({kind, place.tid, place.start_ns, place.end_ns, name});
+  out.spans.push_back({kind, place.tid, bounded_start(place.start_ns, place.end_ns), place.end_ns, name});
 }
 
 }  // namespace
@@ -88,8 +100,8 @@ void StepAssembler::forward(const HookPlace& call, AssembledSteps& out) {
 // A backward or an optimizer step: what the segment held was the step's.
 void StepAssembler::trained(AssembledSteps& out) {
   for (const HookPlace& batch : held_batches_) {
-    if (batch.a >= 0) samples_ = batch.a + std::max<int64_t>(samples_, 0);
-    if (batch.b >= 0) tokens_ = batch.b + std::max<int64_t>(tokens_, 0);
+    samples_ = add_count(samples_, batch.a);
+    tokens_ = add_count(tokens_, batch.b);
     add_span(out, SpanKind::kDataWait, "data_wait", batch);
     out.batches.emplace_back(batch.a, batch.b);
   }
@@ -139,8 +151,8 @@ void StepAssembler::close_round(AssembledSteps& out) {
 
 // A step ends at `ts`; samples and tokens of -1 are the batches'.
 void StepAssembler::end(int64_t tid, int64_t ts, int64_t samples, int64_t tokens, AssembledSteps& out) {
-  int64_t start = start_.value_or(ts);
-  out.steps.push_back({tid, std::min(start, ts), ts, samples >= 0 ? samples : samples_, tokens >= 0 ? tokens : tokens_});
+  out.steps.push_back({tid, bounded_start(start_.value_or(ts), ts), ts, samples >= 0 ? samples : samples_,
+                       tokens >= 0 ? tokens : tokens_});
   start_ = ts;
   samples_ = tokens_ = -1;
   last_step_ = HookPeaks{ts, -1, -1};

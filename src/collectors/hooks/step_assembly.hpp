@@ -40,6 +40,11 @@
 
 namespace stepscope {
 
+// The longest span a record may claim, or the steps and evaluation made of
+// several records: a week. A hostile or broken sender cannot make a span of
+// centuries.
+inline constexpr int64_t kMaxHookSpanNs = 7LL * 24 * 3600 * 1'000'000'000;
+
 struct HookSpanEvent {
   SpanKind kind = SpanKind::kOther;
   int64_t tid = 0;
@@ -92,7 +97,7 @@ class StepAssembler {
   // Bounds on what the places of a broken or hostile sender can make the
   // recorder hold: forwards with no backward (inference) become evaluation,
   // and a round of more optimizers closes.
-  static constexpr size_t kMaxHeldForwards = 4096;
+  static constexpr size_t kMaxHeldForwards = 1024;
   static constexpr size_t kMaxRoundOptimizers = 64;
 
   void take(const HookPlace& place, AssembledSteps& out);

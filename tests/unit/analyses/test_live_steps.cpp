@@ -16,13 +16,15 @@ constexpr int64_t kMs = 1'000'000;
 
 // Step i of pid 42 (tid 43): [1000+i*100, 1000+i*100+100) ms with a data wait of 10 ms, a
 // forward of 30, a backward of 40, and an optimizer of 15 that holds a closure's
-// forward of 5 (the optimizer claims only its own 10 ms); 8 samples, 128 tokens.
+// forward of 5 (the optimizer claims only its own 10 ms); 8 samples, 128 tokens. The
+// places as the hooks send them, the step ended by stepscope.step() with its memory peak.
 std::string step_records(int i) {
   int64_t t = 1000 * kMs + i * 100 * kMs;  // the run's clock is never 0
   auto at = [&](int64_t ms) { return std::to_string(t + ms * kMs); };
   return "D 43 " + at(0) + " " + at(10) + " 8 128\n" + "F 43 " + at(10) + " " + at(40) + "\n" + "B 43 " + at(40) +
-         " " + at(80) + "\n" + "F 43 " + at(82) + " " + at(87) + "\n" + "O 43 " + at(80) + " " + at(95) + "\n" +
-         "S 43 " + at(0) + " " + at(100) + " 8 128 " + std::to_string(1000 + i) + " -1\n";
+         " " + at(80) + "\n" + "F 43 " + at(82) + " " + at(87) + "\n" + "O 43 " + at(80) + " " + at(95) + " 1\n" +
+         "S 43 " + at(100) + " " + at(100) + " 8 128\n" + "M 43 " + at(100) + " " + at(100) + " " +
+         std::to_string(1000 + i) + " -1\n";
 }
 
 void add(Run& run, HookRunBuilder& builder, const std::string& records) {
@@ -95,23 +97,23 @@ TEST(LiveSteps, CounterValuesDroppedAfterAnUpdateAreNotMissed) {
 TEST(LiveSteps, UnknownSamplesStayUnknown) {
   stepscope::Run run;
   HookRunBuilder builder;
-  add(run, builder, "S 43 1000 1100 -1 -1 -1 -1\n");
+  add(run, builder, "A 43 1000 1000\nS 43 1100 1100 -1 -1\n");
   LiveSteps live;
   live.update(run);
   EXPECT_FALSE(live.processes().at(42).samples);
   EXPECT_FALSE(live.processes().at(42).tokens);
 }
 
-// Phase spans no step claimed (10,000 data waits before the first step) are
+// Phase spans no step claimed (10,000 data waits on a thread that ends no step) are
 // dropped oldest first past a bound; the step that comes still claims its own.
 TEST(LiveSteps, DroppingUnclaimedPhaseSpansKeepsAStepsOwn) {
   stepscope::Run run;
   HookRunBuilder builder;
   std::string records;
   for (int i = 0; i < 10000; ++i) {
-    records += "D 43 " + std::to_string(1000 + 2 * i) + " " + std::to_string(1001 + 2 * i) + " 1 -1\n";
+    records += "D 44 " + std::to_string(1000 + 2 * i) + " " + std::to_string(1001 + 2 * i) + " 1 -1\n";
   }
-  add(run, builder, records + "D 43 100000 100010 1 -1\nS 43 100000 100020 1 -1 -1 -1\n");
+  add(run, builder, records + "D 43 100000 100010 1 -1\nS 43 100020 100020 1 -1\n");
   LiveSteps live;
   live.update(run);
   EXPECT_NEAR(live.processes().at(42).phase_seconds[static_cast<size_t>(StepPhase::kDataWait)], 10e-9, 1e-12);

@@ -13,10 +13,10 @@ namespace {
 // Ten steps of 1 s from clock 10 s on; the recording started at 9 s, its last sample at 20.5 s.
 stepscope::Run ten_steps() {
   stepscope::Run run;
-  std::string records = "SS1 42\n";
+  std::string records = "SS1 42\nA 43 10000000000 10000000000\n";  // the first step's start
   for (int64_t i = 0; i < 10; ++i) {
-    records += "S 43 " + std::to_string((10 + i) * 1'000'000'000) + " " + std::to_string((11 + i) * 1'000'000'000) +
-               " -1 -1 -1 -1\n";
+    std::string end = std::to_string((11 + i) * 1'000'000'000);
+    records += "S 43 " + end + " " + end + " -1 -1\n";
   }
   HookRunBuilder builder;
   builder.add(run, *decode_hook_datagram(records));

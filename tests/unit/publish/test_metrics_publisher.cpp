@@ -23,7 +23,7 @@ namespace {
 Run one_step() {
   stepscope::Run run;
   HookRunBuilder builder;
-  builder.add(run, *decode_hook_datagram("SS1 42\nP rank 0\nS 43 1000000 2000000 4 -1 -1 -1\n"));
+  builder.add(run, *decode_hook_datagram("SS1 42\nP rank 0\nA 43 1000000 1000000\nS 43 2000000 2000000 4 -1\n"));
   return run;
 }
 

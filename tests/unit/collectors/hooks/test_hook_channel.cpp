@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "collectors/hooks/channel.hpp"
@@ -183,6 +184,17 @@ TEST(HookEvents, BuilderAssemblesStepsAcrossDatagramsWithCountersAndFacts) {
   EXPECT_EQ(values("step_peak_rss"), (std::vector<std::pair<int64_t, double>>{{450, 5000}, {900, 6000}, {1000, 7000}}));
   // One track per (name, pid), unknown values left out.
   for (const auto& t : run.counter_tracks) EXPECT_NE(run.strings.get(t.name), "step_tokens");
+}
+
+TEST(HookEvents, BuilderAssemblesStepsOfABoundedNumberOfProcesses) {
+  stepscope::Run run;
+  stepscope::HookRunBuilder builder;
+  for (size_t pid = 1; pid <= stepscope::HookRunBuilder::kMaxProcesses + 1; ++pid) {
+    builder.add(run, *decode_hook_datagram(fmt::format("SS1 {}\nS 9 100 100 1 -1\nS 9 200 200 1 -1", pid)));
+  }
+  builder.finish(run);
+  EXPECT_EQ(run.spans.size(), 2 * stepscope::HookRunBuilder::kMaxProcesses);
+  EXPECT_EQ(run.metadata.at("hooks_bad_records"), "2");
 }
 
 TEST(HookChannel, ReceivesDatagramsAndGivesTheEnvironment) {

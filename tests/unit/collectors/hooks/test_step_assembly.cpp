@@ -1,5 +1,6 @@
 // The steps the recorder makes from a process's places (collectors/hooks/step_assembly.hpp,
 // docs/steps.md): each rule of the hooks' step anatomy on a short sequence of places.
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -182,6 +183,26 @@ TEST(StepAssembly, PeaksReadInAStepNotYetEndedWaitForItsEnd) {
   EXPECT_EQ(out.peaks[0].end_ns, 170);
   EXPECT_EQ(out.peaks[0].host_bytes, 5000);
   EXPECT_EQ(out.peaks[0].device_bytes, 300);
+}
+
+TEST(StepAssembly, CountsFromTheProgramDoNotOverflow) {
+  constexpr int64_t kLarge = std::numeric_limits<int64_t>::max() - 10;
+  AssembledSteps out = assemble({place('D', 100, 110, kLarge, 5), place('D', 110, 120, kLarge, -1),
+                                 place('F', 120, 130), place('B', 130, 140), place('O', 140, 150, 1)});
+  ASSERT_EQ(out.steps.size(), 1u);
+  EXPECT_EQ(out.steps[0].samples, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(out.steps[0].tokens, 5);
+}
+
+TEST(StepAssembly, StepsAndEvaluationOfASenderThatJumpsInTimeLastAWeekAtMost) {
+  constexpr int64_t kLate = 1'000'000'000'000'000'000;
+  AssembledSteps out = assemble({place('A', 1, 1), place('S', kLate, kLate), place('D', kLate, kLate + 1, 1),
+                                 place('F', 2 * kLate, 2 * kLate + 1)});
+  ASSERT_EQ(out.steps.size(), 1u);
+  EXPECT_EQ(out.steps[0].end_ns - out.steps[0].start_ns, stepscope::kMaxHookSpanNs);
+  AssembledSteps evaluation = assemble({place('D', 1, 2, 1), place('F', kLate, kLate + 1)});
+  ASSERT_EQ(evaluation.spans.size(), 1u);
+  EXPECT_EQ(evaluation.spans[0].end_ns - evaluation.spans[0].start_ns, stepscope::kMaxHookSpanNs);
 }
 
 TEST(StepAssembly, ForwardsWithNoBackwardAreBoundedAsEvaluation) {

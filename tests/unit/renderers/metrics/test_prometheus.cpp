@@ -17,8 +17,8 @@ Run stepping_run() {
   HookRunBuilder builder;
   auto datagram = decode_hook_datagram(
       "SS1 42\nP rank 3\nP local_rank 1\n"
-      "D 43 1000000000 1010000000 8 128\nS 43 1000000000 1020000000 8 128 5000 -1\n"
-      "S 43 1020000000 3020000000 8 128 6000 -1\n");
+      "D 43 1000000000 1010000000 8 128\nS 43 1020000000 1020000000 8 128\nM 43 1020000000 1020000000 5000 -1\n"
+      "S 43 3020000000 3020000000 8 128\nM 43 3020000000 3020000000 6000 -1\n");
   builder.add(run, *datagram);
   return run;
 }
@@ -109,7 +109,7 @@ TEST(Prometheus, WithoutStepsOnlyTheRecordersHealth) {
 TEST(Prometheus, AProcessWithoutARankIsNamedByItsPid) {
   stepscope::Run run;
   HookRunBuilder builder;
-  builder.add(run, *decode_hook_datagram("SS1 42\nS 43 1000 1100 -1 -1 -1 -1\n"));
+  builder.add(run, *decode_hook_datagram("SS1 42\nA 43 1000 1000\nS 43 1100 1100 -1 -1\n"));
   std::string text = exposition(run);
   EXPECT_NE(text.find("stepscope_steps_total{pid=\"42\"} 1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("stepscope_samples_total{"), std::string::npos);  // unknown, not 0

@@ -16,8 +16,8 @@ Run recorded_run(std::string command = "python train.py") {
   HookRunBuilder builder;
   auto datagram = decode_hook_datagram(
       "SS1 42\nP python 3.11.2\nP torch 2.5.0\nP dataloader batch_size=8,num_workers=2\n"
-      "D 43 1000000000 1010000000 8 128\nS 43 1000000000 1020000000 8 128 5000 -1\n"
-      "S 43 1020000000 3020000000 8 128 6000 -1\n");
+      "D 43 1000000000 1010000000 8 128\nS 43 1020000000 1020000000 8 128\nM 43 1020000000 1020000000 5000 -1\n"
+      "S 43 3020000000 3020000000 8 128\nM 43 3020000000 3020000000 6000 -1\n");
   builder.add(run, *datagram);
   run.add_process(42, "python train.py");
   run.metadata["clock"] = "monotonic";
