@@ -60,10 +60,7 @@ void StepAssembler::take(const HookPlace& place, AssembledSteps& out) {
 }
 
 void StepAssembler::finish(AssembledSteps& out) {
-  if (round_end_ && !explicit_steps_) {
-    end(round_end_->first, round_end_->second, -1, -1, out);
-    round_end_.reset();
-  }
+  close_round(out);
   if (!held_forwards_.empty()) {
     send_evaluation(out);
   } else {
