@@ -31,10 +31,7 @@ def _end_step(samples, tokens):
         tid, ts = _threads.current().tid, _channel.now_ns()
         tracker.step_ends += 1
         tracker.channel.post((_steps.EXPLICIT, tid, ts, ts, samples, tokens, 0, 0))
-        if ts >= tracker.peaks_due_ns:
-            tracker.read_peaks(tid, ts)
-        if ts >= tracker.due_ns:
-            tracker.tick(at_step_end=True)
+        tracker.step_ended_here(tid, ts)
 
 
 def step(samples=None, tokens=None):

@@ -7,8 +7,8 @@ datagrams (`SS2`): a place of a step appends a tuple of its eight numbers to `re
 packs all it takes in one call. Records with text (facts, ranges, notes) are text lines
 (`SS1`). Records are sent several to a datagram: at most one send per _SEND_INTERVAL_NS
 (or per _MAX_RECORDS records posted), so fast steps share a system call; the places of a
-step do not send themselves, they ask the tracker when due (_steps.py). A send while the program runs never blocks and
-never raises into the program: while the recorder's queue is full (it holds 10
+step do not send themselves, they ask the tracker when due (_steps.py). A send while the
+program runs never blocks and never raises into the program: while the recorder's queue is full (it holds 10
 datagrams, net.unix.max_dgram_qlen, and the recorder drains it every 10 ms) the records
 wait for the next send, up to _MAX_BACKLOG_BYTES of each kind (of text: characters);
 beyond that the oldest are dropped and counted (the count travels in the next datagram).

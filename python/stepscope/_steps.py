@@ -6,9 +6,9 @@ step, a stepscope.step() call) each append one record to the channel's list
 optimizer step which optimizer. What they make (data waits, phases, evaluation, steps,
 rounds of several optimizers) the recorder assembles from them, in order
 (src/collectors/hooks/step_assembly.hpp). Inside a training step, where the caches hold
-the model, that bookkeeping in Python cost about 120 us a step on the AMD EPYC VM
-(bench/README.md, "The step assembly moved into the recorder"); a place now pays a
-tuple, an append and a comparison.
+the model, that bookkeeping in Python cost about 45 us a step on the AMD EPYC VM, a
+third of the hooks' time (bench/README.md, "The step assembly moved into the
+recorder"); a place now pays a tuple, an append and a comparison.
 
 A place compares its time with `due_ns`: at or after it the tracker ticks: the channel
 sends what is queued (at most once per _SEND_INTERVAL_NS), and the forward hooks hear
@@ -80,6 +80,14 @@ class StepTracker:
                     function(ended, at_step_end)
                 except Exception as error:  # noqa: BLE001 - its hook turns off, as Hook.run does
                     hook.disable(error)
+
+    def step_ended_here(self, tid, ts):
+        """At a place that may end a step (an optimizer step, stepscope.step()), once
+        the memory peaks or a tick are due."""
+        if ts >= self.peaks_due_ns:
+            self.read_peaks(tid, ts)
+        if ts >= self.due_ns:
+            self.tick(at_step_end=True)
 
     def read_peaks(self, tid, ts):
         """The peaks since the last read, sent for the step that ends at `ts`."""

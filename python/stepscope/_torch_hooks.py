@@ -98,13 +98,11 @@ def _optimizer_step_hooks(tracker):
         end = _now()
         tracker.step_ends += 1
         append((_OPTIMIZER, state.tid, state.opt_start, end, id(optimizer), 0, 0, 0))
-        try:
-            if end >= tracker.peaks_due_ns:
-                tracker.read_peaks(state.tid, end)
-            if end >= tracker.due_ns:
-                tracker.tick(at_step_end=True)
-        except Exception as error:  # noqa: BLE001 - any failure turns the hook off
-            optimizer_hook.disable(error)
+        if end >= tracker.peaks_due_ns or end >= tracker.due_ns:
+            try:
+                tracker.step_ended_here(state.tid, end)
+            except Exception as error:  # noqa: BLE001 - any failure turns the hook off
+                optimizer_hook.disable(error)
 
     return pre_step, post_step
 

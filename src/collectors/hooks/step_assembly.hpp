@@ -3,8 +3,8 @@
 // The hooks in the program only note each place of a step (a batch fetched,
 // an outermost forward, backward, optimizer step) with its times: inside a
 // training step, where the caches hold the model, Python bookkeeping at the
-// places cost about 120 us a step (bench/README.md, "The step assembly moved
-// into the recorder"). Here, in order, the places become what docs/steps.md
+// places cost about 45 us a step on the AMD EPYC VM, a third of the hooks'
+// time (bench/README.md, "The step assembly moved into the recorder"). Here, in order, the places become what docs/steps.md
 // defines:
 //
 // * A step runs from the end of the previous one (or, for the first, from the
